@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppConfig } from './platform/config.js';
+import type { DatabaseHandle } from './platform/database/index.js';
+import type { Secrets } from './platform/secrets.js';
+import { registerErrorHandling } from './platform/errors.js';
+import { registerValidation } from './platform/validation.js';
+import { ErrorBodySchema } from './platform/http/schemas.js';
+import { createTokenService } from './platform/auth/tokens.js';
+import { createPrincipalRepository } from './platform/auth/principal-repository.js';
+import { registerAuthentication } from './platform/auth/authenticate.js';
+import { createIdentityRepository } from './modules/identity/repository.js';
+import { createIdentityService } from './modules/identity/service.js';
+import { registerIdentityRoutes } from './modules/identity/routes.js';
+import { createCompanyRepository } from './modules/companies/repository.js';
+import { createCompanyService } from './modules/companies/service.js';
+import { registerCompanyRoutes } from './modules/companies/routes.js';
+import { createClientCredentialRepository } from './modules/client-credentials/repository.js';
+import { createClientCredentialService } from './modules/client-credentials/service.js';
+import { registerClientCredentialRoutes } from './modules/client-credentials/routes.js';
+import { registerOperationsRoutes } from './modules/operations/routes.js';
+import { registerPublicRoutes } from './modules/public/routes.js';
+import type { App } from './platform/http/types.js';
+
+export interface BuildAppOptions {
+  config: AppConfig;
+  database: DatabaseHandle;
+  secrets: Secrets;
+  /** Set by the server during shutdown so /readyz fails while requests drain. */
+  isDraining?: () => boolean;
+}
+
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["x-client-id"]',
+  'req.headers.cookie',
+];
+
+/** Builds the whole HTTP application: platform hooks first, then every capability's routes. */
+export async function buildApp({ config, database, secrets, isDraining = () => false }: BuildAppOptions): Promise<App> {
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: false },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerValidation(app);
+  registerErrorHandling(app);
+
+  // A POST with Content-Type: application/json and no body (curl -X POST -H ...) is not an error.
+  const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    return defaultJsonParser(request, body as string, done);
+  });
+  await app.register(formbody);
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+
+  app.addSchema(ErrorBodySchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Slotwise API',
+        version: '3.0.0',
+        description:
+          'Multi-tenant appointment scheduling and booking. Every failure has the body `{success: false, message, errors[]}`. ' +
+          'Authenticate with a machine token (OAuth 2.0 client credentials at POST /v3/oauth/token), a dashboard JWT plus x-api-key, or, on /v3/public/*, x-client-id plus an allowed Origin.',
+      },
+      components: {
+        securitySchemes: {
+          machineToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/oauth/token' },
+          dashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/auth/login' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Company API key, with a dashboard JWT' },
+          publicClientId: { type: 'apiKey', in: 'header', name: 'x-client-id', description: 'Public client id; the Origin must be an Allowed Domain' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  const tokens = createTokenService(secrets, config, config.oidc);
+  const principals = createPrincipalRepository(database.db);
+  registerAuthentication(app, { tokens, principals });
+
+  const companyRepository = createCompanyRepository(database.db);
+  const companies = createCompanyService({ repository: companyRepository });
+  const identity = createIdentityService({
+    repository: createIdentityRepository(database.db),
+    tokens,
+    signupEnabled: config.signupEnabled,
+  });
+  const clientCredentials = createClientCredentialService({
+    repository: createClientCredentialRepository(database.db),
+    tokens,
+  });
+
+  registerOperationsRoutes(app, {
+    db: database.db,
+    tokens,
+    isDraining,
+    publicBaseUrl: config.publicBaseUrl,
+    companyForDocs: async (companyId) => {
+      const row = await companyRepository.byId(companyId);
+      return row && { id: row.id, name: row.name, publicClientId: row.publicClientId };
+    },
+  });
+  registerIdentityRoutes(app, { identity, publicBaseUrl: config.publicBaseUrl });
+  registerCompanyRoutes(app, { companies });
+  registerClientCredentialRoutes(app, { clientCredentials });
+  registerPublicRoutes(app, { companies: companyRepository });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,165 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../platform/http/types.js';
+import { baseUrlOf } from '../../platform/http/types.js';
+import { Email, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
+import { requireCompany, requireUser } from '../../platform/auth/principal.js';
+import type { IdentityService } from './service.js';
+
+const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
+
+const User = Type.Object({
+  id: Uuid(),
+  email: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+const DashboardSession = Type.Object({
+  accessToken: Type.String({ description: 'The dashboard JWT' }),
+  tokenType: Type.Literal('Bearer'),
+  expiresIn: Type.Integer({ description: 'Seconds' }),
+});
+
+const TAGS = ['Identity'];
+
+export function registerIdentityRoutes(app: App, deps: { identity: IdentityService; publicBaseUrl: string | undefined }) {
+  const { identity } = deps;
+
+  app.post(
+    '/v3/auth/signup',
+    {
+      config: { access: { mode: 'none' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Create a dashboard user',
+        body: Type.Object(
+          { email: Email(), password: Password, name: Type.String({ minLength: 1, maxLength: 255 }) },
+          { additionalProperties: false },
+        ),
+        response: { 201: User, ...errorResponses(400, 403, 409) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await identity.signup(request.body)),
+  );
+
+  app.post(
+    '/v3/auth/login',
+    {
+      config: { access: { mode: 'none' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Sign in; returns the dashboard JWT',
+        body: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }, { additionalProperties: false }),
+        response: { 200: DashboardSession, ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return identity.login(request.body);
+    },
+  );
+
+  app.get(
+    '/v3/auth/me',
+    {
+      config: { access: { mode: 'user', machineMessage: 'Machine tokens have no dashboard profile' } },
+      schema: {
+        tags: TAGS,
+        summary: 'The signed-in dashboard user and the companies they belong to',
+        security: Security.dashboardUser,
+        response: {
+          200: Type.Object({
+            ...User.properties,
+            companies: Type.Array(Type.Object({ companyId: Uuid(), companyName: Type.String(), role: Type.String() })),
+          }),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (request) => identity.me(requireUser(request.principal).userId),
+  );
+
+  app.put(
+    '/v3/auth/me',
+    {
+      config: { access: { mode: 'user', machineMessage: 'Machine tokens cannot change dashboard profiles' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Change the signed-in user\'s profile (name, password)',
+        security: Security.dashboardUser,
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+            password: Type.Optional(Password),
+            currentPassword: Type.Optional(Type.String({ maxLength: 256 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: User, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => identity.updateMe(requireUser(request.principal).userId, request.body),
+  );
+
+  app.post(
+    '/v3/auth/generateRefreshToken',
+    {
+      config: {
+        access: { mode: 'company', roles: ['Owner'], machineMessage: 'Machine tokens cannot generate dashboard refresh tokens' },
+      },
+      schema: {
+        tags: TAGS,
+        summary: 'Mint a long-lived refresh token (Owner only)',
+        security: Security.dashboardCompany,
+        response: {
+          200: Type.Object({ refreshToken: Type.String(), tokenType: Type.Literal('refresh'), expiresIn: Type.Integer() }),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = requireCompany(request.principal);
+      reply.header('cache-control', 'no-store');
+      return identity.generateRefreshToken(principal.companyId, (principal as { userId: string }).userId);
+    },
+  );
+
+  app.post(
+    '/v3/auth/token',
+    {
+      config: { access: { mode: 'none' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Exchange a refresh token for a new dashboard access token (the refresh token is rotated)',
+        body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ ...DashboardSession.properties, refreshToken: Type.String({ description: 'The rotated refresh token; the one sent is spent' }) }),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return identity.exchangeRefreshToken(request.body.refresh_token);
+    },
+  );
+
+  app.post(
+    '/v3/auth/docsAuth',
+    {
+      config: { access: { mode: 'company' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Get a docs handoff token that opens /docs personalised for the company',
+        description: 'The token opens /docs only; it is refused (401) on every /v3 route.',
+        security: Security.company,
+        response: {
+          200: Type.Object({ docsToken: Type.String(), expiresIn: Type.Integer(), docsUrl: Type.String() }),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (request) =>
+      identity.docsToken(requireCompany(request.principal).companyId, baseUrlOf(request, deps.publicBaseUrl)),
+  );
+}

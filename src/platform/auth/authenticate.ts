@@ -1,0 +1,150 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sha256 } from '../crypto.js';
+import { forbidden, unauthorized } from '../errors.js';
+import type { Access, Principal } from './principal.js';
+import type { PrincipalRepository } from './principal-repository.js';
+import { TokenError } from './tokens.js';
+import type { TokenService } from './tokens.js';
+
+export const SUSPENDED_MESSAGE = 'Company account is suspended';
+export const INVALID_CLIENT_ID_MESSAGE = 'Invalid Client ID';
+export const USER_NOT_ASSOCIATED_MESSAGE = 'User is not associated with the company of this API key';
+export const DOCS_TOKEN_MESSAGE = 'A docs token only opens the documentation at /docs; it cannot call the API';
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function defaultAccess(url: string | undefined): Access {
+  if (url?.startsWith('/v3/public/')) return { mode: 'public' };
+  if (url?.startsWith('/v3/')) return { mode: 'company' };
+  return { mode: 'none' };
+}
+
+export function accessOf(request: FastifyRequest): Access {
+  return request.routeOptions.config?.access ?? defaultAccess(request.routeOptions.url);
+}
+
+function readBearer(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (!header) throw unauthorized('Missing Authorization header');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('Authorization header must be "Bearer <token>"');
+  return match[1]!;
+}
+
+function singleHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `https://Booking.Example.com:8443` → `booking.example.com:8443`; null when not an http(s) origin. */
+export function originHost(origin: string): string | null {
+  try {
+    const url = new URL(origin);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+    return url.host.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+export interface AuthenticationDeps {
+  tokens: TokenService;
+  principals: PrincipalRepository;
+}
+
+export function createAuthenticator({ tokens, principals }: AuthenticationDeps) {
+  async function publicPrincipal(request: FastifyRequest): Promise<Principal> {
+    const clientId = singleHeader(request, 'x-client-id');
+    if (!clientId) throw unauthorized(INVALID_CLIENT_ID_MESSAGE);
+    const company = await principals.companyByPublicClientId(clientId);
+    if (!company) throw unauthorized(INVALID_CLIENT_ID_MESSAGE);
+    if (company.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
+    const origin = singleHeader(request, 'origin');
+    if (!origin) throw forbidden('Origin header is required on public routes');
+    const host = originHost(origin);
+    if (!host || !company.allowedDomains.includes(host)) throw forbidden('Origin is not an allowed domain of this company');
+    return { kind: 'public', companyId: company.id, origin };
+  }
+
+  async function bearerPrincipal(request: FastifyRequest, access: Exclude<Access, { mode: 'none' | 'public' }>): Promise<Principal> {
+    let verified;
+    try {
+      verified = await tokens.verifyBearer(readBearer(request));
+    } catch (error) {
+      if (error instanceof TokenError) throw unauthorized(error.message);
+      throw error;
+    }
+
+    if (verified.kind === 'docs') throw unauthorized(DOCS_TOKEN_MESSAGE);
+
+    if (verified.kind === 'machine') {
+      if (access.mode === 'user') throw forbidden(access.machineMessage ?? 'This operation requires a dashboard user');
+      if (access.mode === 'company' && access.machineMessage) throw forbidden(access.machineMessage);
+      const { companyId, clientId, scopes } = verified.claims;
+      const context = await principals.machineContext(companyId, clientId);
+      if (!context || !context.credentialId) throw unauthorized('Invalid or expired token');
+      if (context.revokedAt) throw unauthorized('The client credentials of this token have been revoked');
+      if (context.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
+      // A write token may read; a read token may not write.
+      if (READ_METHODS.has(request.method)) {
+        if (!scopes.includes('read') && !scopes.includes('write')) throw forbidden('Insufficient scope: read required');
+      } else if (!scopes.includes('write')) {
+        throw forbidden('Insufficient scope: write required');
+      }
+      return { kind: 'machine', companyId, clientId, scopes };
+    }
+
+    const userId =
+      verified.kind === 'oidc'
+        ? await principals.userIdForExternalEmail(verified.email, verified.name)
+        : verified.claims.userId;
+    if (verified.kind === 'dashboard' && !(await principals.userExists(userId))) {
+      throw unauthorized('Invalid or expired token');
+    }
+    if (access.mode === 'user' || access.mode === 'userOrMachine') return { kind: 'user', userId };
+
+    const apiKey = singleHeader(request, 'x-api-key');
+    if (!apiKey) throw unauthorized('Missing x-api-key header');
+    const company = await principals.companyByApiKeyHash(sha256(apiKey));
+    if (!company) throw unauthorized('Invalid API key');
+    const membership = await principals.membership(company.id, userId);
+    if (!membership) throw forbidden(USER_NOT_ASSOCIATED_MESSAGE);
+    if (company.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
+    if (access.roles && !access.roles.includes(membership.role)) {
+      throw forbidden(`Insufficient role: requires ${access.roles.join(' or ')}`);
+    }
+    return { kind: 'dashboard', companyId: company.id, userId, ...membership };
+  }
+
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const access = accessOf(request);
+    if (access.mode === 'none') return;
+    request.principal = access.mode === 'public' ? await publicPrincipal(request) : await bearerPrincipal(request, access);
+  };
+}
+
+export function registerAuthentication(app: FastifyInstance, deps: AuthenticationDeps): void {
+  app.decorateRequest('principal', null);
+  const authenticate = createAuthenticator(deps);
+  app.addHook('onRequest', authenticate);
+
+  // Public booking pages call from browsers: answer CORS preflights, and let the allowed origin
+  // read the answers. The real request is still checked against the company's allowed domains.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.principal?.kind === 'public') {
+      reply.header('access-control-allow-origin', request.principal.origin);
+      reply.header('vary', 'Origin');
+    }
+    return payload;
+  });
+  app.options('/v3/public/*', { config: { access: { mode: 'none' } }, schema: { hide: true } }, async (request, reply) => {
+    const origin = singleHeader(request, 'origin');
+    if (origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    return reply
+      .header('access-control-allow-methods', 'GET, POST, PUT, OPTIONS')
+      .header('access-control-allow-headers', 'x-client-id, content-type')
+      .header('access-control-max-age', '600')
+      .status(204)
+      .send();
+  });
+}

@@ -1,0 +1,54 @@
+import type { LocationAccessMode, Role } from '../database/schema.js';
+import type { Scope } from './tokens.js';
+import { ApiError } from '../errors.js';
+
+/** Who is calling, established once per request by the authentication hook. */
+export type Principal =
+  | { kind: 'machine'; companyId: string; clientId: string; scopes: Scope[] }
+  | {
+      kind: 'dashboard';
+      companyId: string;
+      userId: string;
+      role: Role;
+      locationAccessMode: LocationAccessMode;
+      allowedLocationIds: string[];
+      linkedResourceId: string | null;
+    }
+  /** A dashboard JWT without a company (no x-api-key), for routes that need only the user. */
+  | { kind: 'user'; userId: string }
+  | { kind: 'public'; companyId: string; origin: string };
+
+export type CompanyPrincipal = Extract<Principal, { companyId: string }>;
+
+/**
+ * What a route accepts. Declared on every route as `config.access`; routes under /v3 without
+ * a declaration require a company caller (machine token or dashboard user with x-api-key).
+ */
+export type Access =
+  | { mode: 'none' }
+  /** Dashboard JWT; x-api-key optional and ignored. Machine tokens get 403 with `machineMessage`. */
+  | { mode: 'user'; machineMessage?: string }
+  /** Machine token (its bound company) or dashboard JWT (with or without x-api-key). */
+  | { mode: 'userOrMachine' }
+  /** A company caller. `machineMessage` set means machine tokens are refused with 403. */
+  | { mode: 'company'; machineMessage?: string; roles?: Role[] }
+  | { mode: 'public' };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export function requireCompany(principal: Principal | null): CompanyPrincipal {
+  if (!principal || !('companyId' in principal)) throw new ApiError(401, 'Authentication required');
+  return principal;
+}
+
+export function requireUser(principal: Principal | null): { userId: string } {
+  if (!principal || !('userId' in principal)) throw new ApiError(401, 'Authentication required');
+  return principal;
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
+import type { OidcConfig } from '../config.js';
+import type { Secrets } from '../secrets.js';
+
+/**
+ * Every token this service issues is an HS256 JWT. Kinds are told apart by audience and
+ * `token_use`, and refresh tokens use a secret of their own, so a token of one kind can never
+ * pass where another is required.
+ *
+ * | kind      | aud       | token_use | secret               | life              |
+ * |-----------|-----------|-----------|----------------------|-------------------|
+ * | machine   | api       | (none: the specification's claims only) | AUTH_TOKEN_SECRET | 1 hour |
+ * | dashboard | dashboard | dashboard | AUTH_TOKEN_SECRET    | DASHBOARD_TOKEN_TTL_SECONDS |
+ * | docs      | docs      | docs      | AUTH_TOKEN_SECRET    | DOCS_TOKEN_TTL_SECONDS |
+ * | refresh   | refresh   | refresh   | REFRESH_TOKEN_SECRET | REFRESH_TOKEN_TTL_SECONDS |
+ */
+export const TOKEN_ISSUER = 'service:v3-api';
+export const MACHINE_AUDIENCE = 'api';
+const ALGORITHMS = ['HS256'];
+
+export type Scope = 'read' | 'write';
+
+export interface MachineClaims {
+  companyId: string;
+  clientId: string;
+  scopes: Scope[];
+}
+
+export interface DashboardClaims {
+  userId: string;
+}
+
+export interface RefreshClaims {
+  userId: string;
+  companyId: string;
+  tokenId: string;
+  familyId: string;
+}
+
+export interface DocsClaims {
+  companyId: string;
+}
+
+export type VerifiedBearer =
+  | { kind: 'machine'; claims: MachineClaims }
+  | { kind: 'dashboard'; claims: DashboardClaims }
+  | { kind: 'docs'; claims: DocsClaims }
+  | { kind: 'oidc'; email: string; name: string | undefined };
+
+export class TokenError extends Error {}
+
+export interface TokenTtls {
+  machineTokenTtlSeconds: number;
+  dashboardTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  docsTokenTtlSeconds: number;
+}
+
+export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: OidcConfig) {
+  const authKey = new TextEncoder().encode(secrets.AUTH_TOKEN_SECRET);
+  const refreshKey = new TextEncoder().encode(secrets.REFRESH_TOKEN_SECRET);
+  const oidcKeys = oidc ? createRemoteJWKSet(new URL(oidc.jwksUrl)) : undefined;
+
+  function sign(payload: JWTPayload, audience: string, ttlSeconds: number, key: Uint8Array, subject?: string) {
+    const jwt = new SignJWT(payload)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(TOKEN_ISSUER)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setJti(typeof payload.jti === 'string' ? payload.jti : randomUUID())
+      .setExpirationTime(`${ttlSeconds}s`);
+    if (subject) jwt.setSubject(subject);
+    return jwt.sign(key);
+  }
+
+  return {
+    ttls,
+
+    signMachineToken(claims: MachineClaims): Promise<string> {
+      return sign(
+        {
+          company_id: claims.companyId,
+          grant_type: 'client_credentials',
+          scope: claims.scopes.join(' '),
+          client_id: claims.clientId,
+        },
+        MACHINE_AUDIENCE,
+        ttls.machineTokenTtlSeconds,
+        authKey,
+      );
+    },
+
+    signDashboardToken(claims: DashboardClaims): Promise<string> {
+      return sign({ token_use: 'dashboard' }, 'dashboard', ttls.dashboardTokenTtlSeconds, authKey, claims.userId);
+    },
+
+    signDocsToken(claims: DocsClaims): Promise<string> {
+      return sign({ token_use: 'docs', company_id: claims.companyId }, 'docs', ttls.docsTokenTtlSeconds, authKey);
+    },
+
+    signRefreshToken(claims: RefreshClaims): Promise<string> {
+      return sign(
+        { token_use: 'refresh', company_id: claims.companyId, fam: claims.familyId, jti: claims.tokenId },
+        'refresh',
+        ttls.refreshTokenTtlSeconds,
+        refreshKey,
+        claims.userId,
+      );
+    },
+
+    /** Verifies any Bearer token and says which kind it is. Refresh tokens never verify here. */
+    async verifyBearer(token: string): Promise<VerifiedBearer> {
+      let unverified: JWTPayload;
+      try {
+        unverified = decodeJwt(token);
+      } catch {
+        throw new TokenError('Malformed token');
+      }
+      if (oidc && oidcKeys && unverified.iss === oidc.issuer) {
+        try {
+          const { payload } = await jwtVerify(token, oidcKeys, { issuer: oidc.issuer, audience: oidc.audience });
+          if (typeof payload.email !== 'string') throw new TokenError('Identity token has no email claim');
+          return { kind: 'oidc', email: payload.email, name: typeof payload.name === 'string' ? payload.name : undefined };
+        } catch (error) {
+          throw error instanceof TokenError ? error : new TokenError('Invalid or expired token');
+        }
+      }
+      if (unverified.token_use === 'refresh') {
+        throw new TokenError('A refresh token cannot be used as a Bearer token; exchange it at POST /v3/auth/token');
+      }
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, authKey, {
+          issuer: TOKEN_ISSUER,
+          audience: [MACHINE_AUDIENCE, 'dashboard', 'docs'],
+          algorithms: ALGORITHMS,
+        }));
+      } catch {
+        throw new TokenError('Invalid or expired token');
+      }
+      const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+      if (audience.length !== 1) throw new TokenError('Invalid or expired token');
+      if (audience[0] === MACHINE_AUDIENCE && payload.grant_type === 'client_credentials' && payload.token_use === undefined) {
+        const scopes = String(payload.scope ?? '')
+          .split(' ')
+          .filter((s): s is Scope => s === 'read' || s === 'write');
+        if (typeof payload.company_id !== 'string' || typeof payload.client_id !== 'string') {
+          throw new TokenError('Invalid or expired token');
+        }
+        return { kind: 'machine', claims: { companyId: payload.company_id, clientId: payload.client_id, scopes } };
+      }
+      if (audience[0] === 'dashboard' && payload.token_use === 'dashboard' && typeof payload.sub === 'string') {
+        return { kind: 'dashboard', claims: { userId: payload.sub } };
+      }
+      if (audience[0] === 'docs' && payload.token_use === 'docs' && typeof payload.company_id === 'string') {
+        return { kind: 'docs', claims: { companyId: payload.company_id } };
+      }
+      throw new TokenError('Invalid or expired token');
+    },
+
+    async verifyRefreshToken(token: string): Promise<RefreshClaims> {
+      try {
+        const { payload } = await jwtVerify(token, refreshKey, {
+          issuer: TOKEN_ISSUER,
+          audience: 'refresh',
+          algorithms: ALGORITHMS,
+        });
+        if (
+          payload.token_use !== 'refresh' ||
+          typeof payload.sub !== 'string' ||
+          typeof payload.company_id !== 'string' ||
+          typeof payload.jti !== 'string' ||
+          typeof payload.fam !== 'string'
+        ) {
+          throw new TokenError('Invalid or expired refresh token');
+        }
+        return { userId: payload.sub, companyId: payload.company_id, tokenId: payload.jti, familyId: payload.fam };
+      } catch {
+        throw new TokenError('Invalid or expired refresh token');
+      }
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,88 @@
+import { PGlite } from '@electric-sql/pglite';
+import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { mkdirSync } from 'node:fs';
+import { PGlitePool } from './pglite-pool.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** The PGlite instance itself, in embedded mode. */
+  embedded?: PGlite;
+  /** Connections the pool holds and how many requests wait for one (for /metrics). */
+  poolStats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+// Both drivers return the same JavaScript values for the same column types:
+// int8 (counts) as numbers, date as 'YYYY-MM-DD' strings (never a Date at some midnight),
+// numeric as numbers (fees are small), timestamptz as Date.
+const INT8 = 20;
+const NUMERIC = 1700;
+const DATE = 1082;
+
+const plugins = [new CamelCasePlugin()];
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL of a server; when absent the embedded database is used. */
+  databaseUrl?: string | undefined;
+  /** Folder of the embedded database; undefined keeps it in memory (tests). */
+  dataDir?: string | undefined;
+  poolSize?: number;
+  /** A dumped embedded data directory to start from (tests: an already migrated template). */
+  initialData?: Blob | undefined;
+}
+
+/** The embedded database's files as one archive (tests keep a migrated template this way). */
+export async function dumpEmbedded(handle: DatabaseHandle): Promise<Blob> {
+  if (!handle.embedded) throw new Error('only the embedded database can be dumped');
+  return handle.embedded.dumpDataDir('gzip');
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+          if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+          if (oid === DATE) return (value: string) => value;
+          return pg.types.getTypeParser(oid, format);
+        }) as typeof pg.types.getTypeParser,
+      },
+    });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+    return {
+      db,
+      kind: 'postgres',
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      close: () => db.destroy(),
+    };
+  }
+
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const embedded = new PGlite({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.initialData ? { loadDataDir: options.initialData } : {}),
+  });
+  await embedded.waitReady;
+  const pool = new PGlitePool(embedded, {
+    [INT8]: (value: string) => Number(value),
+    [NUMERIC]: (value: string) => Number(value),
+    [DATE]: (value: string) => value,
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+  return {
+    db,
+    kind: 'pglite',
+    embedded,
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    close: () => db.destroy(),
+  };
+}

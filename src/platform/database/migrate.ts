@@ -1,0 +1,38 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import type { Db } from './index.js';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+
+// Any fixed number: every instance takes the same session lock, so when several start at once
+// one applies the migrations and the others wait, then find nothing left to do.
+const MIGRATION_LOCK_KEY = 748_201_913;
+
+export async function migrate(db: Db): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  await db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    try {
+      await sql`create table if not exists schema_migrations (
+        version text primary key,
+        applied_at timestamptz not null default now()
+      )`.execute(connection);
+      const done = await sql<{ version: string }>`select version from schema_migrations`.execute(connection);
+      const doneSet = new Set(done.rows.map((row) => row.version));
+      for (const file of files) {
+        if (doneSet.has(file)) continue;
+        const text = await readFile(MIGRATIONS_DIR + file, 'utf8');
+        await connection.transaction().execute(async (trx) => {
+          await sql.raw(text).execute(trx);
+          await sql`insert into schema_migrations (version) values (${file})`.execute(trx);
+        });
+        applied.push(file);
+      }
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    }
+  });
+  return applied;
+}

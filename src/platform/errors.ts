@@ -1,0 +1,173 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The one error body of the specification: `success: false`, a human `message`, and `errors[]`
+ * of field errors (`type`, `location`, `path` in dot notation, `msg`), each optionally carrying
+ * the legacy catalog `code`. The HTTP status is never repeated in the body.
+ */
+export type ErrorLocation = 'body' | 'query' | 'params' | 'headers';
+
+export interface FieldError {
+  type: 'field';
+  location: ErrorLocation;
+  path: string;
+  msg: string;
+  code?: string;
+}
+
+export interface ErrorBody {
+  success: false;
+  message: string;
+  errors: FieldError[];
+  code?: string;
+  requestId?: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503,
+    message: string,
+    readonly errors: FieldError[] = [],
+    readonly code?: string,
+    /** Extra response headers, such as Retry-After on 429. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function fieldError(location: ErrorLocation, path: string, msg: string, code?: string): FieldError {
+  return code ? { type: 'field', location, path, msg, code } : { type: 'field', location, path, msg };
+}
+
+export const VALIDATION_ERROR = 'Validation Error';
+
+/** A 400 `Validation Error` for one field. */
+export function validationError(location: ErrorLocation, path: string, msg: string, code?: string): ApiError {
+  return new ApiError(400, VALIDATION_ERROR, [fieldError(location, path, msg, code)], code);
+}
+
+export function validationErrors(errors: FieldError[]): ApiError {
+  return new ApiError(400, VALIDATION_ERROR, errors, errors.length === 1 ? errors[0]!.code : undefined);
+}
+
+export const badRequest = (message: string, code?: string, errors: FieldError[] = []) =>
+  new ApiError(400, message, errors, code);
+export const unauthorized = (message: string) => new ApiError(401, message);
+export const forbidden = (message: string) => new ApiError(403, message);
+export const notFound = (message: string) => new ApiError(404, message);
+export const conflict = (message: string, errors: FieldError[] = []) => new ApiError(409, message, errors);
+
+// --- Mapping of schema (Ajv) failures -------------------------------------------------------
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const CONTEXT_LOCATION: Record<string, ErrorLocation> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'params',
+  headers: 'headers',
+};
+
+/** '/Unavailability/startTime' plus a missing property becomes 'Unavailability.startTime'. */
+function ajvPath(error: AjvError): string {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
+  return segments.join('.');
+}
+
+function ajvMessage(error: AjvError, path: string, location: ErrorLocation): string {
+  const subject = path || (location === 'body' ? 'request body' : location);
+  switch (error.keyword) {
+    case 'required':
+      return `${subject} is required`;
+    case 'additionalProperties':
+      return `${subject} is not a recognised field`;
+    case 'format':
+      return `${subject} must be a valid ${String(error.params.format)}`;
+    case 'enum':
+      return `${subject} must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    default:
+      return `${subject} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+export function mapSchemaErrors(validation: AjvError[], context: string): FieldError[] {
+  const location = CONTEXT_LOCATION[context] ?? 'body';
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const error of validation) {
+    // A failed anyOf/oneOf repeats its branches' failures; the branches already say what is wrong.
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    const path = ajvPath(error);
+    const msg = ajvMessage(error, path, location);
+    const key = `${path}\u0000${msg}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    errors.push(fieldError(location, path, msg));
+  }
+  return errors;
+}
+
+// --- The one error handler ---------------------------------------------------------------
+
+function send(reply: FastifyReply, status: number, body: ErrorBody, headers: Record<string, string> = {}) {
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply.status(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Framework errors about the shape of the request are the caller's mistake: 400, never 413/415. */
+function frameworkMessage(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported Content-Type; send application/json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'Body cannot be empty when Content-Type is application/json';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'Malformed request body';
+    default:
+      return error.message?.replace(/^FST_\w+:\s*/, '') || 'Bad Request';
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & Partial<ApiError>, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ApiError) {
+      const body: ErrorBody = { success: false, message: error.message, errors: error.errors };
+      if (error.code) body.code = error.code;
+      if (error.statusCode >= 500) {
+        request.log.error({ err: error }, 'request failed');
+        body.requestId = request.id;
+      }
+      return send(reply, error.statusCode, body, error.headers);
+    }
+    if (error.validation) {
+      const errors = mapSchemaErrors(error.validation as AjvError[], error.validationContext ?? 'body');
+      return send(reply, 400, { success: false, message: VALIDATION_ERROR, errors });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      if (status === 401 || status === 403 || status === 404 || status === 429) {
+        return send(reply, status, { success: false, message: error.message, errors: [] });
+      }
+      // Malformed JSON, wrong content type, oversized body and the like: the request data is wrong.
+      return send(reply, 400, { success: false, message: frameworkMessage(error), errors: [] });
+    }
+    // Internals never reach the caller; the log has the cause under the same request id.
+    request.log.error({ err: error }, 'unexpected error');
+    return send(reply, 500, { success: false, message: 'Internal Server Error', errors: [], requestId: request.id });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 404, { success: false, message: `Route ${request.method} ${request.url.split('?')[0]} not found`, errors: [] }),
+  );
+}

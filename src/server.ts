@@ -1,0 +1,61 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { openDatabase } from './platform/database/index.js';
+import { migrate } from './platform/database/migrate.js';
+import { resolveSecrets } from './platform/secrets.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
+  await migrate(database.db);
+  const secrets = await resolveSecrets(database.db, config);
+
+  let draining = false;
+  const app = await buildApp({ config, database, secrets, isDraining: () => draining });
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
+
+  // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
+  // database. A second signal, or the grace period running out, ends the process at once.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    draining = true;
+    app.log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      app.log.error('shutdown grace period over; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 1000);
+    timer.unref();
+    try {
+      await app.close();
+      await database.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

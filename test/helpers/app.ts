@@ -1,0 +1,153 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/platform/config.js';
+import type { AppConfig } from '../../src/platform/config.js';
+import { dumpEmbedded, openDatabase } from '../../src/platform/database/index.js';
+import type { DatabaseHandle } from '../../src/platform/database/index.js';
+import { migrate } from '../../src/platform/database/migrate.js';
+import type { Secrets } from '../../src/platform/secrets.js';
+import type { App } from '../../src/platform/http/types.js';
+
+/** Fixed secrets, so tests can forge tokens (expired, wrong audience, other kinds) on purpose. */
+export const TEST_SECRETS: Secrets = {
+  AUTH_TOKEN_SECRET: 'test-auth-token-secret-0123456789abcdef0123456789',
+  REFRESH_TOKEN_SECRET: 'test-refresh-token-secret-0123456789abcdef012345',
+  CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcd',
+};
+
+export interface TestContext {
+  app: App;
+  database: DatabaseHandle;
+  config: AppConfig;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const TEMPLATE_DIR = fileURLToPath(new URL('../../node_modules/.cache/slotwise/', import.meta.url));
+
+/**
+ * A fresh embedded database runs initdb, which takes seconds; loading a dump of one takes about
+ * one. So the first test file to need it builds a migrated template, keyed by the migrations'
+ * content, and every file after that loads it.
+ */
+async function embeddedTemplate(): Promise<Blob> {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(MIGRATIONS_DIR).sort()) hash.update(name).update(readFileSync(join(MIGRATIONS_DIR, name)));
+  const path = join(TEMPLATE_DIR, `pglite-${hash.digest('hex').slice(0, 16)}.tar.gz`);
+  if (!existsSync(path)) {
+    const fresh = await openDatabase({});
+    await migrate(fresh.db);
+    const dump = await dumpEmbedded(fresh);
+    await fresh.close();
+    mkdirSync(TEMPLATE_DIR, { recursive: true });
+    const partial = `${path}.${process.pid}.partial`;
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, path);
+  }
+  return new Blob([readFileSync(path)]);
+}
+
+/** The database for one test file: TEST_DATABASE_URL when set (CI's second pass), else an
+ * in-memory PGlite. Tests isolate themselves by creating their own company. */
+export async function openTestDatabase(): Promise<DatabaseHandle> {
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  const database = await openDatabase(databaseUrl ? { databaseUrl, poolSize: 5 } : { initialData: await embeddedTemplate() });
+  await migrate(database.db);
+  return database;
+}
+
+export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  const database = await openTestDatabase();
+  const app = await buildApp({ config, database, secrets: TEST_SECRETS });
+  return {
+    app,
+    database,
+    config,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+export function json<T = any>(response: LightMyRequestResponse): T {
+  return JSON.parse(response.body) as T;
+}
+
+export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example.com`;
+
+export interface Tenant {
+  userId: string;
+  email: string;
+  password: string;
+  userToken: string;
+  companyId: string;
+  apiKey: string;
+  publicClientId: string;
+  /** Headers of the Owner as a dashboard user. */
+  dashboard: Record<string, string>;
+}
+
+export async function signup(app: App, label = 'user') {
+  const email = uniqueEmail(label);
+  const password = 'correct horse battery';
+  const created = await app.inject({ method: 'POST', url: '/v3/auth/signup', payload: { email, password, name: label } });
+  if (created.statusCode !== 201) throw new Error(`signup failed: ${created.body}`);
+  const login = await app.inject({ method: 'POST', url: '/v3/auth/login', payload: { email, password } });
+  if (login.statusCode !== 200) throw new Error(`login failed: ${login.body}`);
+  return { userId: json(created).id as string, email, password, userToken: json(login).accessToken as string };
+}
+
+/** A new user who owns a new company: every test that needs a tenant makes its own. */
+export async function createTenant(app: App, companyName = `Company ${randomUUID()}`, body: Record<string, unknown> = {}): Promise<Tenant> {
+  const user = await signup(app, 'owner');
+  const company = await app.inject({
+    method: 'POST',
+    url: '/v3/company',
+    headers: { authorization: `Bearer ${user.userToken}` },
+    payload: { name: companyName, ...body },
+  });
+  if (company.statusCode !== 201) throw new Error(`company creation failed: ${company.body}`);
+  const { id, apiKey, publicClientId } = json(company);
+  return {
+    ...user,
+    companyId: id,
+    apiKey,
+    publicClientId,
+    dashboard: { authorization: `Bearer ${user.userToken}`, 'x-api-key': apiKey },
+  };
+}
+
+export async function createClientCredentials(app: App, tenant: Tenant) {
+  const response = await app.inject({ method: 'POST', url: '/v3/clientId', headers: tenant.dashboard, payload: {} });
+  if (response.statusCode !== 201) throw new Error(`client id creation failed: ${response.body}`);
+  const body = json(response);
+  return { id: body.id as string, clientId: body.clientId as string, clientSecret: body.clientSecret as string };
+}
+
+export async function machineToken(app: App, tenant: Tenant, scope?: string): Promise<string> {
+  const { clientId, clientSecret } = await createClientCredentials(app, tenant);
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+  if (scope !== undefined) form.set('scope', scope);
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v3/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: form.toString(),
+  });
+  if (response.statusCode !== 200) throw new Error(`token request failed: ${response.body}`);
+  return json(response).access_token as string;
+}
+
+/** Adds a user to a company with a role, through the database (the users routes come later). */
+export async function addMember(context: TestContext, tenant: Tenant, role: 'Owner' | 'Admin' | 'User' | 'Resource') {
+  const user = await signup(context.app, role.toLowerCase());
+  await context.database.db.insertInto('companyUsers').values({ companyId: tenant.companyId, userId: user.userId, role }).execute();
+  return { ...user, headers: { authorization: `Bearer ${user.userToken}`, 'x-api-key': tenant.apiKey } };
+}

@@ -1,0 +1,61 @@
+import { after } from 'node:test';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** Starts the real server process (src/server.ts) the way `npm start` does. */
+const SERVER = new URL('../../src/server.ts', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface Running {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+export async function start(env: Record<string, string>): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    children.delete(child);
+    resolve(code);
+  }));
+  return { child, base: `http://127.0.0.1:${port}`, output: () => output, exit };
+}
+
+export async function waitReady(running: Running): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    try {
+      const response = await fetch(`${running.base}/readyz`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (running.child.exitCode !== null) throw new Error(`server exited: ${running.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`server did not become ready: ${running.output()}`);
+}
+

@@ -1,0 +1,83 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import type { CryptoKey } from 'jose';
+import { createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+
+// Dashboard JWTs from an external OpenID Connect issuer, verified against its JWKS (served here by
+// a local stand-in of the issuer's key endpoint).
+
+const ISSUER = 'https://identity.example.test';
+const AUDIENCE = 'slotwise-dashboard';
+let context: TestContext;
+let jwksServer: Server;
+let privateKey: CryptoKey;
+let strangerKey: CryptoKey;
+
+before(async () => {
+  const pair = await generateKeyPair('RS256');
+  privateKey = pair.privateKey;
+  strangerKey = (await generateKeyPair('RS256')).privateKey;
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'key-1', alg: 'RS256', use: 'sig' };
+  jwksServer = createServer((_request, response) => {
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+  const address = jwksServer.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  context = await createTestContext({ OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: AUDIENCE, OIDC_JWKS_URL: `http://127.0.0.1:${port}/jwks` });
+});
+after(async () => {
+  await context.close();
+  jwksServer.close();
+});
+
+function idToken(claims: Record<string, unknown>, key: CryptoKey = privateKey, audience = AUDIENCE) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: 'key-1' })
+    .setIssuer(ISSUER)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(key);
+}
+
+test('an issuer token signs the user in by email, and can create and use a company', async () => {
+  const email = `oidc-${randomUUID()}@example.com`;
+  const token = await idToken({ email, name: 'Ida External' });
+  const me = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${token}` } });
+  assert.equal(me.statusCode, 200);
+  assert.equal(json(me).email, email);
+
+  const company = await context.app.inject({
+    method: 'POST',
+    url: '/v3/company',
+    headers: { authorization: `Bearer ${token}` },
+    payload: { name: 'Federated Co' },
+  });
+  assert.equal(company.statusCode, 201);
+  const read = await context.app.inject({
+    method: 'GET',
+    url: '/v3/company',
+    headers: { authorization: `Bearer ${await idToken({ email })}`, 'x-api-key': json(company).apiKey },
+  });
+  assert.equal(read.statusCode, 200, 'a later token for the same email is the same user, the Owner');
+});
+
+test('issuer tokens with a wrong audience, an unknown key or no email are refused with 401', async () => {
+  const email = `oidc-${randomUUID()}@example.com`;
+  for (const token of [
+    await idToken({ email }, privateKey, 'someone-else'),
+    await idToken({ email }, strangerKey),
+    await idToken({ sub: 'no-email' }),
+  ]) {
+    const response = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(response.statusCode, 401);
+    assert.equal(json(response).success, false);
+  }
+});

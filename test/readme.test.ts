@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { start, waitReady } from './helpers/server.js';
+
+// The README's walkthrough must work verbatim: run its shell block against a real server, on the
+// embedded database, or on PostgreSQL when TEST_DATABASE_URL is set.
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+test('README opens with the two commands', () => {
+  const opening = readme.split('\n').slice(0, 6).join('\n');
+  assert.match(opening, /npm install && npm start/);
+  assert.match(opening, /npm test/);
+});
+
+test('the README walkthrough works verbatim', async () => {
+  const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
+  assert.ok(block, 'the walkthrough block is marked in README.md');
+  const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-readme-'));
+  const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : { DATA_DIR: dataDir };
+  const server = await start(env);
+  try {
+    await waitReady(server);
+    const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', block], {
+      env: { ...process.env, BASE: server.base, EMAIL: `readme-${randomUUID()}@example.com` },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const lines = run.stdout.trim().split('\n');
+    const company = JSON.parse(lines.at(-1)!);
+    assert.equal(company.name, 'Acme Dental', 'step 6 reads the company with the machine token');
+    assert.deepEqual(company.allowedDomains, ['booking.acme.example']);
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exit;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

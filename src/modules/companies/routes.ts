@@ -26,7 +26,7 @@ const CompanyWithApiKey = Type.Object({
   apiKey: Type.String({ description: 'Shown once. Only a hash is stored.' }),
 });
 
-const Name = Type.String({ minLength: 1, maxLength: 255 });
+const Name = Type.String({ minLength: 1, maxLength: 255, 'x-codes': { required: 'COMPANY-112', minLength: 'COMPANY-112' } });
 const WriteFields = {
   allowedDomains: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), { maxItems: 100 })),
   disableEmailNotifications: Type.Optional(Type.Boolean()),

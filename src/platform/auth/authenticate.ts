@@ -78,8 +78,6 @@ export function createAuthenticator({ tokens, principals }: AuthenticationDeps) 
     if (verified.kind === 'docs') throw unauthorized(DOCS_TOKEN_MESSAGE);
 
     if (verified.kind === 'machine') {
-      if (access.mode === 'user') throw forbidden(access.machineMessage ?? 'This operation requires a dashboard user');
-      if (access.mode === 'company' && access.machineMessage) throw forbidden(access.machineMessage);
       const { companyId, clientId, scopes } = verified.claims;
       const context = await principals.machineContext(companyId, clientId);
       if (!context || !context.credentialId) throw unauthorized('Invalid or expired token');
@@ -91,6 +89,10 @@ export function createAuthenticator({ tokens, principals }: AuthenticationDeps) 
       } else if (!scopes.includes('write')) {
         throw forbidden('Insufficient scope: write required');
       }
+      // Dashboard-only routes come after the token's own checks, so a revoked token is 401 and a
+      // read token writing is told its scope is missing (Machine flow 5) wherever it writes.
+      if (access.mode === 'user') throw forbidden(access.machineMessage ?? 'This operation requires a dashboard user');
+      if (access.mode === 'company' && access.machineMessage) throw forbidden(access.machineMessage);
       return { kind: 'machine', companyId, clientId, scopes };
     }
 

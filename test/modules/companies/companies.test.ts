@@ -1,0 +1,530 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { addMember, createTenant, createTestContext, json, machineToken, signup } from '../../helpers/app.js';
+import type { Tenant, TestContext } from '../../helpers/app.js';
+
+let context: TestContext;
+before(async () => {
+  context = await createTestContext();
+});
+after(() => context.close());
+
+interface Company {
+  id: string;
+  name: string;
+  publicClientId: string;
+  allowedDomains: string[];
+  disableEmailNotifications: boolean;
+  disableSmsNotifications: boolean;
+  disableEmailAndSmsNotifications: boolean;
+  suspended: boolean;
+  apiKeyPrefix?: string;
+  apiKey?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+interface CompanyPage {
+  data: Company[];
+  page: number;
+  limit: number;
+  total: number;
+}
+interface FieldError {
+  type: string;
+  location: string;
+  path: string;
+  msg: string;
+  code?: string;
+}
+
+const userHeaders = (tenant: { userToken: string }) => ({ authorization: `Bearer ${tenant.userToken}` });
+
+/** Another company for the tenant's user, who becomes its Owner. */
+async function createCompany(tenant: { userToken: string }, name: string, body: Record<string, unknown> = {}): Promise<Company> {
+  const response = await context.app.inject({ method: 'POST', url: '/v3/company', headers: userHeaders(tenant), payload: { name, ...body } });
+  assert.equal(response.statusCode, 201, response.body);
+  return json<Company>(response);
+}
+
+async function listCompanies(headers: Record<string, string>, query = ''): Promise<CompanyPage> {
+  const response = await context.app.inject({ method: 'GET', url: `/v3/companies${query}`, headers });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<CompanyPage>(response);
+}
+
+async function readCompany(headers: Record<string, string>): Promise<Company> {
+  const response = await context.app.inject({ method: 'GET', url: '/v3/company', headers });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<Company>(response);
+}
+
+async function writeCompany(method: 'PUT' | 'PATCH', tenant: Tenant, payload: Record<string, unknown>): Promise<Company> {
+  const response = await context.app.inject({ method, url: '/v3/company', headers: tenant.dashboard, payload });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<Company>(response);
+}
+
+function validationErrors(response: LightMyRequestResponse): FieldError[] {
+  assert.equal(response.statusCode, 400, response.body);
+  const body = json(response);
+  assert.equal(body.success, false);
+  assert.equal(body.message, 'Validation Error');
+  return body.errors as FieldError[];
+}
+
+function assertForbidden(response: LightMyRequestResponse) {
+  assert.equal(response.statusCode, 403, response.body);
+  const body = json(response);
+  assert.equal(body.success, false);
+  assert.deepEqual(body.errors, []);
+}
+
+const names = (page: CompanyPage) => page.data.map((company) => company.name).sort();
+
+describe('POST /v3/company', () => {
+  test('creates the company, shows the API key once, and makes the caller its Owner', async () => {
+    const user = await signup(context.app, 'creator');
+    const response = await context.app.inject({
+      method: 'POST',
+      url: '/v3/company',
+      headers: userHeaders(user),
+      payload: { name: 'Created Co' },
+    });
+    assert.equal(response.statusCode, 201, response.body);
+    const created = json<Company>(response);
+    assert.match(created.id, /^[0-9a-f-]{36}$/);
+    assert.equal(created.name, 'Created Co');
+    assert.equal(typeof created.apiKey, 'string');
+    assert.ok(created.apiKey!.length >= 32);
+    assert.ok(created.apiKey!.startsWith(created.apiKeyPrefix!));
+    assert.equal(typeof created.publicClientId, 'string');
+    assert.deepEqual(created.allowedDomains, []);
+    assert.equal(created.disableEmailNotifications, false);
+    assert.equal(created.disableSmsNotifications, false);
+    assert.equal(created.disableEmailAndSmsNotifications, false);
+    assert.equal('disableNotifications' in created, false);
+
+    // The key works with the user's JWT; later reads never show it again.
+    const headers = { ...userHeaders(user), 'x-api-key': created.apiKey! };
+    const read = await readCompany(headers);
+    assert.equal(read.id, created.id);
+    assert.equal('apiKey' in read, false);
+    assert.equal(read.apiKeyPrefix, created.apiKeyPrefix);
+    const listed = await listCompanies(userHeaders(user));
+    assert.equal(listed.data.some((company) => 'apiKey' in company), false);
+    assert.doesNotMatch(JSON.stringify(listed), new RegExp(created.apiKey!));
+    // Only a hash is stored.
+    const row = await context.database.db.selectFrom('companies').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    assert.equal(Object.values(row).some((value) => String(value).includes(created.apiKey!)), false);
+
+    const me = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: userHeaders(user) });
+    assert.equal(me.statusCode, 200, me.body);
+    assert.deepEqual(json(me).companies, [{ companyId: created.id, companyName: 'Created Co', role: 'Owner' }]);
+  });
+
+  test('a missing or empty name is 400 at path "name"', async () => {
+    const user = await signup(context.app, 'nameless');
+    for (const payload of [{}, { name: '' }, { name: 42 }]) {
+      const response = await context.app.inject({ method: 'POST', url: '/v3/company', headers: userHeaders(user), payload });
+      const entry = validationErrors(response).find((e) => e.path === 'name');
+      assert.ok(entry, response.body);
+      assert.equal(entry.location, 'body');
+    }
+    const me = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: userHeaders(user) });
+    assert.deepEqual(json(me).companies, []);
+  });
+
+  test('disableNotifications on creation sets both channel flags', async () => {
+    const tenant = await createTenant(context.app);
+    const created = await createCompany(tenant, 'Quiet Co', { disableNotifications: true });
+    assert.equal(created.disableEmailNotifications, true);
+    assert.equal(created.disableSmsNotifications, true);
+    assert.equal(created.disableEmailAndSmsNotifications, true);
+    assert.equal('disableNotifications' in created, false);
+  });
+
+  test('a machine token cannot create a company', async () => {
+    const tenant = await createTenant(context.app);
+    const token = await machineToken(context.app, tenant);
+    const response = await context.app.inject({
+      method: 'POST',
+      url: '/v3/company',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: 'Robot Co' },
+    });
+    assertForbidden(response);
+  });
+});
+
+describe('GET /v3/companies', () => {
+  test('with the dashboard JWT alone lists only the caller\'s companies', async () => {
+    const mine = await createTenant(context.app, 'Mine First');
+    const second = await createCompany(mine, 'Mine Second');
+    const other = await createTenant(context.app, 'Not Mine');
+
+    const page = await listCompanies(userHeaders(mine));
+    assert.deepEqual(page.data.map((company) => company.id).sort(), [mine.companyId, second.id].sort());
+    assert.equal(page.total, 2);
+    assert.equal(page.page, 1);
+    assert.equal(page.limit, 20);
+    assert.equal(page.data.some((company) => company.id === other.companyId), false);
+
+    // A member sees the company they were added to, and only that one.
+    const member = await addMember(context, other, 'User');
+    const memberPage = await listCompanies(userHeaders(member));
+    assert.deepEqual(memberPage.data.map((company) => company.id), [other.companyId]);
+  });
+
+  test('search is a case-insensitive prefix of the name', async () => {
+    const tenant = await createTenant(context.app, 'Acme Dental');
+    await createCompany(tenant, 'acme Vet');
+    await createCompany(tenant, 'The Acme Shop');
+    const headers = userHeaders(tenant);
+
+    const acme = await listCompanies(headers, '?search=ACME');
+    assert.deepEqual(names(acme), ['Acme Dental', 'acme Vet']);
+    assert.equal(acme.total, 2);
+    assert.deepEqual(names(await listCompanies(headers, '?search=acme%20d')), ['Acme Dental']);
+    assert.deepEqual(names(await listCompanies(headers, '?search=the')), ['The Acme Shop']);
+    assert.deepEqual(names(await listCompanies(headers, '?search=Shop')), []);
+    assert.equal((await listCompanies(headers, '?search=Dental')).total, 0);
+  });
+
+  test('% and _ in search are literal characters', async () => {
+    const tenant = await createTenant(context.app, '50% Off');
+    for (const name of ['50 Off Club', '5_0 Deals', '500 Club', 'Back\\slash']) await createCompany(tenant, name);
+    const headers = userHeaders(tenant);
+
+    assert.deepEqual(names(await listCompanies(headers, `?search=${encodeURIComponent('50%')}`)), ['50% Off']);
+    assert.deepEqual(names(await listCompanies(headers, `?search=${encodeURIComponent('5_')}`)), ['5_0 Deals']);
+    assert.deepEqual(names(await listCompanies(headers, `?search=${encodeURIComponent('%')}`)), []);
+    assert.deepEqual(names(await listCompanies(headers, `?search=${encodeURIComponent('_')}`)), []);
+    assert.deepEqual(names(await listCompanies(headers, `?search=${encodeURIComponent('back\\')}`)), ['Back\\slash']);
+  });
+
+  test('limit, page and total page through the list without overlap', async () => {
+    const tenant = await createTenant(context.app, 'Paged A');
+    await createCompany(tenant, 'Paged B');
+    await createCompany(tenant, 'Paged C');
+    const headers = userHeaders(tenant);
+
+    const first = await listCompanies(headers, '?limit=2&page=1');
+    assert.deepEqual({ page: first.page, limit: first.limit, total: first.total, count: first.data.length }, { page: 1, limit: 2, total: 3, count: 2 });
+    const second = await listCompanies(headers, '?limit=2&page=2');
+    assert.deepEqual({ page: second.page, limit: second.limit, total: second.total, count: second.data.length }, { page: 2, limit: 2, total: 3, count: 1 });
+    const beyond = await listCompanies(headers, '?limit=2&page=3');
+    assert.deepEqual({ total: beyond.total, count: beyond.data.length }, { total: 3, count: 0 });
+    assert.deepEqual([...first.data, ...second.data].map((company) => company.name).sort(), ['Paged A', 'Paged B', 'Paged C']);
+
+    const max = await listCompanies(headers, '?limit=100');
+    assert.equal(max.limit, 100);
+    assert.equal(max.data.length, 3);
+  });
+
+  test('limit 101 is 400 at path "limit", never shrunk', async () => {
+    const tenant = await createTenant(context.app);
+    const response = await context.app.inject({ method: 'GET', url: '/v3/companies?limit=101', headers: userHeaders(tenant) });
+    const errors = validationErrors(response);
+    assert.equal(errors.length, 1, response.body);
+    assert.equal(errors[0]!.path, 'limit');
+    assert.equal(errors[0]!.location, 'query');
+  });
+
+  test('a machine token sees only its own company', async () => {
+    const tenant = await createTenant(context.app, 'Machine Home');
+    await createCompany(tenant, 'Machine Sibling');
+    const token = await machineToken(context.app, tenant, 'read');
+    const headers = { authorization: `Bearer ${token}` };
+
+    const page = await listCompanies(headers);
+    assert.deepEqual(page.data.map((company) => company.id), [tenant.companyId]);
+    assert.equal(page.total, 1);
+    assert.equal((await listCompanies(headers, '?search=machine%20s')).total, 0);
+    assert.deepEqual(names(await listCompanies(headers, '?search=MACHINE')), ['Machine Home']);
+    // Another company's API key does not change the token's company.
+    const other = await createTenant(context.app);
+    const withKey = await listCompanies({ ...headers, 'x-api-key': other.apiKey });
+    assert.deepEqual(withKey.data.map((company) => company.id), [tenant.companyId]);
+  });
+});
+
+describe('GET /v3/company', () => {
+  test('returns the company fields, without the API key or disableNotifications', async () => {
+    const tenant = await createTenant(context.app, 'Read Co');
+    const company = await readCompany(tenant.dashboard);
+    assert.equal(company.id, tenant.companyId);
+    assert.equal(company.name, 'Read Co');
+    assert.equal(company.publicClientId, tenant.publicClientId);
+    assert.deepEqual(company.allowedDomains, []);
+    assert.equal(company.disableEmailNotifications, false);
+    assert.equal(company.disableSmsNotifications, false);
+    assert.equal(company.disableEmailAndSmsNotifications, false);
+    assert.equal(company.suspended, false);
+    assert.ok(!Number.isNaN(Date.parse(company.createdAt)));
+    assert.equal('apiKey' in company, false);
+    assert.equal('disableNotifications' in company, false);
+    assert.ok(tenant.apiKey.startsWith(company.apiKeyPrefix!));
+  });
+
+  test('a Resource-role user reads the company without credential material', async () => {
+    const tenant = await createTenant(context.app);
+    const resource = await addMember(context, tenant, 'Resource');
+    const company = await readCompany(resource.headers);
+    assert.equal(company.id, tenant.companyId);
+    assert.equal('apiKeyPrefix' in company, false);
+    assert.equal('apiKey' in company, false);
+  });
+});
+
+describe('PUT and PATCH /v3/company', () => {
+  test('change only the fields given', async () => {
+    const tenant = await createTenant(context.app, 'Before', { allowedDomains: ['keep.example.com'], disableEmailNotifications: true });
+
+    const renamed = await writeCompany('PUT', tenant, { name: 'After' });
+    assert.equal(renamed.name, 'After');
+    assert.deepEqual(renamed.allowedDomains, ['keep.example.com']);
+    assert.equal(renamed.disableEmailNotifications, true);
+    assert.equal(renamed.disableSmsNotifications, false);
+
+    const patched = await writeCompany('PATCH', tenant, { disableSmsNotifications: true });
+    assert.equal(patched.name, 'After');
+    assert.deepEqual(patched.allowedDomains, ['keep.example.com']);
+    assert.equal(patched.disableEmailNotifications, true);
+    assert.equal(patched.disableSmsNotifications, true);
+
+    const domains = await writeCompany('PATCH', tenant, { allowedDomains: ['new.example.com'] });
+    assert.equal(domains.name, 'After');
+    assert.deepEqual(domains.allowedDomains, ['new.example.com']);
+    assert.equal(domains.disableEmailNotifications, true);
+
+    const unchanged = await writeCompany('PUT', tenant, {});
+    assert.deepEqual({ ...unchanged, updatedAt: undefined }, { ...domains, updatedAt: undefined });
+
+    const read = await readCompany(tenant.dashboard);
+    assert.deepEqual({ ...read, updatedAt: undefined }, { ...domains, updatedAt: undefined });
+    assert.equal(read.publicClientId, tenant.publicClientId);
+  });
+
+  test('bad values are 400 naming the field and change nothing', async () => {
+    const tenant = await createTenant(context.app, 'Strict Co');
+    for (const [payload, path] of [
+      [{ name: '' }, 'name'],
+      [{ disableEmailNotifications: 'true' }, 'disableEmailNotifications'],
+      [{ disableNotifications: 1 }, 'disableNotifications'],
+      [{ allowedDomains: 'example.com' }, 'allowedDomains'],
+      [{ apiKey: 'mine' }, 'apiKey'],
+      [{ publicClientId: 'pub_x' }, 'publicClientId'],
+    ] as const) {
+      const response = await context.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload });
+      const errors = validationErrors(response);
+      assert.ok(errors.some((e) => e.path === path && e.location === 'body'), response.body);
+    }
+    const read = await readCompany(tenant.dashboard);
+    assert.equal(read.name, 'Strict Co');
+    assert.equal(read.publicClientId, tenant.publicClientId);
+  });
+
+  test('disableNotifications alone sets both channel flags and is never returned', async () => {
+    const tenant = await createTenant(context.app);
+    const on = await writeCompany('PUT', tenant, { disableNotifications: true });
+    assert.deepEqual(
+      [on.disableEmailNotifications, on.disableSmsNotifications, on.disableEmailAndSmsNotifications],
+      [true, true, true],
+    );
+    assert.equal('disableNotifications' in on, false);
+    const read = await readCompany(tenant.dashboard);
+    assert.equal('disableNotifications' in read, false);
+    assert.equal(read.disableEmailAndSmsNotifications, true);
+
+    const off = await writeCompany('PATCH', tenant, { disableNotifications: false });
+    assert.deepEqual(
+      [off.disableEmailNotifications, off.disableSmsNotifications, off.disableEmailAndSmsNotifications],
+      [false, false, false],
+    );
+    assert.equal('disableNotifications' in off, false);
+  });
+
+  test('with a channel flag in the same body, disableNotifications is ignored', async () => {
+    const tenant = await createTenant(context.app);
+    const first = await writeCompany('PUT', tenant, { disableNotifications: true, disableSmsNotifications: true });
+    assert.equal(first.disableSmsNotifications, true);
+    assert.equal(first.disableEmailNotifications, false, 'the email flag is left as it was');
+
+    const second = await writeCompany('PUT', tenant, { disableNotifications: true, disableEmailNotifications: false });
+    assert.equal(second.disableEmailNotifications, false);
+    assert.equal(second.disableSmsNotifications, true, 'the sms flag is left as it was');
+
+    const third = await writeCompany('PATCH', tenant, { disableNotifications: false, disableEmailNotifications: true });
+    assert.equal(third.disableEmailNotifications, true);
+    assert.equal(third.disableSmsNotifications, true, 'disableNotifications false did not clear the sms flag');
+
+    const created = await createCompany(tenant, 'Mixed Co', { disableNotifications: true, disableEmailNotifications: false });
+    assert.equal(created.disableEmailNotifications, false);
+    assert.equal(created.disableSmsNotifications, false);
+  });
+
+  test('disableEmailAndSmsNotifications is true only when both flags are true', async () => {
+    const tenant = await createTenant(context.app);
+    for (const [email, sms] of [
+      [true, false],
+      [false, true],
+      [true, true],
+      [false, false],
+    ] as const) {
+      const company = await writeCompany('PUT', tenant, { disableEmailNotifications: email, disableSmsNotifications: sms });
+      assert.equal(company.disableEmailAndSmsNotifications, email && sms, `email ${email}, sms ${sms}`);
+      assert.equal((await readCompany(tenant.dashboard)).disableEmailAndSmsNotifications, email && sms);
+    }
+  });
+
+  test('a User-role member cannot change the company; an Admin can', async () => {
+    const tenant = await createTenant(context.app, 'Role Co');
+    const user = await addMember(context, tenant, 'User');
+    assertForbidden(await context.app.inject({ method: 'PUT', url: '/v3/company', headers: user.headers, payload: { name: 'By User' } }));
+    const admin = await addMember(context, tenant, 'Admin');
+    const response = await context.app.inject({ method: 'PATCH', url: '/v3/company', headers: admin.headers, payload: { name: 'By Admin' } });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(json(response).name, 'By Admin');
+  });
+});
+
+describe('allowedDomains', () => {
+  test('are normalised to lower-case hosts (with port), origins reduced to their host, duplicates dropped', async () => {
+    const tenant = await createTenant(context.app);
+    const company = await writeCompany('PUT', tenant, {
+      allowedDomains: [
+        'https://Booking.Example.com',
+        'booking.example.com',
+        'localhost:5173',
+        '  Shop.Example.org  ',
+        'http://app.example.net:8080',
+        'https://booking.example.com/',
+      ],
+    });
+    assert.deepEqual(company.allowedDomains, ['booking.example.com', 'localhost:5173', 'shop.example.org', 'app.example.net:8080']);
+    assert.deepEqual((await readCompany(tenant.dashboard)).allowedDomains, company.allowedDomains);
+    assert.deepEqual((await writeCompany('PATCH', tenant, { allowedDomains: [] })).allowedDomains, []);
+  });
+
+  test('a wildcard is 400 with code COMPANY-102 at the offending entry', async () => {
+    const tenant = await createTenant(context.app, 'Wild Co', { allowedDomains: ['kept.example.com'] });
+    for (const wildcard of ['*', '*.example.com', 'https://*.example.com']) {
+      const response = await context.app.inject({
+        method: 'PUT',
+        url: '/v3/company',
+        headers: tenant.dashboard,
+        payload: { allowedDomains: ['fine.example.com', wildcard] },
+      });
+      const errors = validationErrors(response);
+      assert.equal(json(response).code, 'COMPANY-102');
+      assert.equal(errors.length, 1, response.body);
+      assert.deepEqual({ path: errors[0]!.path, location: errors[0]!.location, code: errors[0]!.code }, {
+        path: 'allowedDomains.1',
+        location: 'body',
+        code: 'COMPANY-102',
+      });
+    }
+    assert.deepEqual((await readCompany(tenant.dashboard)).allowedDomains, ['kept.example.com']);
+
+    // Creation refuses it the same way and creates nothing.
+    const user = await signup(context.app, 'wild');
+    const response = await context.app.inject({
+      method: 'POST',
+      url: '/v3/company',
+      headers: userHeaders(user),
+      payload: { name: 'Wild Two', allowedDomains: ['*'] },
+    });
+    assert.equal(validationErrors(response)[0]!.code, 'COMPANY-102');
+    const me = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: userHeaders(user) });
+    assert.deepEqual(json(me).companies, []);
+  });
+
+  test('entries that are not a host or a bare http(s) origin are 400', async () => {
+    const tenant = await createTenant(context.app);
+    for (const bad of [
+      'https://example.com/booking',
+      'https://example.com?x=1',
+      'https://user:pw@example.com',
+      'ftp://example.com',
+      'not a domain',
+      'example..com',
+      '',
+      'exa_mple.com',
+    ]) {
+      const response = await context.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { allowedDomains: [bad] } });
+      const errors = validationErrors(response);
+      assert.equal(errors[0]!.path, 'allowedDomains.0', `${bad}: ${response.body}`);
+    }
+    assert.deepEqual((await readCompany(tenant.dashboard)).allowedDomains, []);
+  });
+});
+
+describe('tenant isolation', () => {
+  test('my JWT with another company\'s API key is 403 and changes nothing', async () => {
+    const me = await createTenant(context.app);
+    const other = await createTenant(context.app, 'Other Co');
+    const headers = { authorization: `Bearer ${me.userToken}`, 'x-api-key': other.apiKey };
+    assertForbidden(await context.app.inject({ method: 'GET', url: '/v3/company', headers }));
+    assertForbidden(await context.app.inject({ method: 'PUT', url: '/v3/company', headers, payload: { name: 'Hijacked' } }));
+    assertForbidden(await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers }));
+    assert.equal((await readCompany(other.dashboard)).name, 'Other Co');
+  });
+});
+
+describe('credential rotation', () => {
+  test('POST /v3/company/apiKey by the Owner issues a new key; the old one stops working', async () => {
+    const tenant = await createTenant(context.app);
+    const response = await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: tenant.dashboard });
+    assert.equal(response.statusCode, 200, response.body);
+    const rotated = json<Company>(response);
+    assert.equal(rotated.id, tenant.companyId);
+    assert.equal(typeof rotated.apiKey, 'string');
+    assert.notEqual(rotated.apiKey, tenant.apiKey);
+    assert.ok(rotated.apiKey!.startsWith(rotated.apiKeyPrefix!));
+
+    const old = await context.app.inject({ method: 'GET', url: '/v3/company', headers: tenant.dashboard });
+    assert.equal(old.statusCode, 401, old.body);
+    const fresh = await readCompany({ ...userHeaders(tenant), 'x-api-key': rotated.apiKey! });
+    assert.equal('apiKey' in fresh, false);
+    assert.equal(fresh.apiKeyPrefix, rotated.apiKeyPrefix);
+  });
+
+  test('POST /v3/company/apiKey by an Admin works; by a User or a machine token is 403', async () => {
+    const tenant = await createTenant(context.app);
+    const user = await addMember(context, tenant, 'User');
+    assertForbidden(await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: user.headers }));
+    const token = await machineToken(context.app, tenant);
+    assertForbidden(await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: { authorization: `Bearer ${token}` } }));
+    // Neither refusal rotated the key.
+    assert.equal((await readCompany(tenant.dashboard)).id, tenant.companyId);
+
+    const admin = await addMember(context, tenant, 'Admin');
+    const response = await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: admin.headers });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.notEqual(json(response).apiKey, tenant.apiKey);
+  });
+
+  test('POST /v3/company/publicClientId by the Owner or an Admin issues a new id; by a User or a machine token is 403', async () => {
+    const tenant = await createTenant(context.app);
+    const response = await context.app.inject({ method: 'POST', url: '/v3/company/publicClientId', headers: tenant.dashboard });
+    assert.equal(response.statusCode, 200, response.body);
+    const rotated = json<Company>(response);
+    assert.notEqual(rotated.publicClientId, tenant.publicClientId);
+    assert.equal('apiKey' in rotated, false);
+    assert.equal((await readCompany(tenant.dashboard)).publicClientId, rotated.publicClientId);
+
+    const user = await addMember(context, tenant, 'User');
+    assertForbidden(await context.app.inject({ method: 'POST', url: '/v3/company/publicClientId', headers: user.headers }));
+    const token = await machineToken(context.app, tenant);
+    assertForbidden(
+      await context.app.inject({ method: 'POST', url: '/v3/company/publicClientId', headers: { authorization: `Bearer ${token}` } }),
+    );
+    assert.equal((await readCompany(tenant.dashboard)).publicClientId, rotated.publicClientId);
+
+    const admin = await addMember(context, tenant, 'Admin');
+    const byAdmin = await context.app.inject({ method: 'POST', url: '/v3/company/publicClientId', headers: admin.headers });
+    assert.equal(byAdmin.statusCode, 200, byAdmin.body);
+    assert.notEqual(json(byAdmin).publicClientId, rotated.publicClientId);
+  });
+});

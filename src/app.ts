@@ -23,6 +23,22 @@ import { createClientCredentialService } from './modules/client-credentials/serv
 import { registerClientCredentialRoutes } from './modules/client-credentials/routes.js';
 import { registerOperationsRoutes } from './modules/operations/routes.js';
 import { registerPublicRoutes } from './modules/public/routes.js';
+import { createCatalogLinks } from './modules/catalog/links.js';
+import { createLocationRepository } from './modules/locations/repository.js';
+import { createLocationService } from './modules/locations/service.js';
+import { registerLocationRoutes } from './modules/locations/routes.js';
+import { createServiceRepository } from './modules/services/repository.js';
+import { createServiceService } from './modules/services/service.js';
+import { registerServiceRoutes } from './modules/services/routes.js';
+import { createResourceRepository } from './modules/resources/repository.js';
+import { createResourceService } from './modules/resources/service.js';
+import { registerResourceRoutes } from './modules/resources/routes.js';
+import { createCustomerRepository } from './modules/customers/repository.js';
+import { createCustomerService } from './modules/customers/service.js';
+import { registerCustomerRoutes } from './modules/customers/routes.js';
+import { createUserRepository } from './modules/users/repository.js';
+import { createUserService } from './modules/users/service.js';
+import { registerUserRoutes } from './modules/users/routes.js';
 import type { App } from './platform/http/types.js';
 
 export interface BuildAppOptions {
@@ -120,6 +136,23 @@ export async function buildApp({ config, database, secrets, isDraining = () => f
   registerCompanyRoutes(app, { companies });
   registerClientCredentialRoutes(app, { clientCredentials });
   registerPublicRoutes(app, { companies: companyRepository });
+
+  const companySummary = async (companyId: string) => {
+    const row = await companyRepository.byId(companyId);
+    return { id: companyId, name: row?.name ?? '' };
+  };
+  const catalogLinks = createCatalogLinks(database.db);
+  registerLocationRoutes(app, {
+    locations: createLocationService({ repository: createLocationRepository(database.db), links: catalogLinks, companySummary }),
+  });
+  registerServiceRoutes(app, {
+    services: createServiceService({ db: database.db, repository: createServiceRepository(database.db), links: catalogLinks, companySummary }),
+  });
+  registerResourceRoutes(app, {
+    resources: createResourceService({ db: database.db, repository: createResourceRepository(database.db), links: catalogLinks, companySummary }),
+  });
+  registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
+  registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
 
   await app.ready();
   return app;

@@ -65,6 +65,19 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  parentSchema?: { 'x-codes'?: Record<string, string>; properties?: Record<string, { 'x-codes'?: Record<string, string> }> };
+}
+
+/**
+ * A field's schema may name the legacy catalog code of each of its rules:
+ * `Type.String({ maxLength: 50, 'x-codes': { maxLength: 'LOCATION-125', required: 'LOCATION-117' } })`.
+ * `required` is reported on the parent object, so it is looked up on the missing property.
+ */
+function legacyCode(error: AjvError): string | undefined {
+  if (error.keyword === 'required') {
+    return error.parentSchema?.properties?.[String(error.params.missingProperty)]?.['x-codes']?.required;
+  }
+  return error.parentSchema?.['x-codes']?.[error.keyword];
 }
 
 const CONTEXT_LOCATION: Record<string, ErrorLocation> = {
@@ -105,12 +118,20 @@ export function mapSchemaErrors(validation: AjvError[], context: string): FieldE
   for (const error of validation) {
     // A failed anyOf/oneOf repeats its branches' failures; the branches already say what is wrong.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    // For a nullable field (`X or null`) that fails as X, "must be null" is noise.
+    if (
+      error.keyword === 'type' &&
+      error.params.type === 'null' &&
+      validation.some((other) => other !== error && other.keyword !== 'anyOf' && other.instancePath.startsWith(error.instancePath) && !(other.keyword === 'type' && other.params.type === 'null'))
+    ) {
+      continue;
+    }
     const path = ajvPath(error);
     const msg = ajvMessage(error, path, location);
     const key = `${path}\u0000${msg}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    errors.push(fieldError(location, path, msg));
+    errors.push(fieldError(location, path, msg, legacyCode(error)));
   }
   return errors;
 }
@@ -152,7 +173,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (error.validation) {
       const errors = mapSchemaErrors(error.validation as AjvError[], error.validationContext ?? 'body');
-      return send(reply, 400, { success: false, message: VALIDATION_ERROR, errors });
+      const body: ErrorBody = { success: false, message: VALIDATION_ERROR, errors };
+      if (errors.length === 1 && errors[0]!.code) body.code = errors[0]!.code;
+      return send(reply, 400, body);
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

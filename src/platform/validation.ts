@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { IANAZone } from 'luxon';
 
 // ajv-formats is CommonJS; under NodeNext its function is the module's `default` property.
 const addFormats = addFormatsModule.default;
@@ -11,9 +12,12 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
     useDefaults: true,
     removeAdditional: false,
     allErrors: true,
+    // errors carry their schema, so a field's `x-codes` can put the legacy code on the error
+    verbose: true,
     strict: false,
   });
   addFormats(ajv);
+  ajv.addFormat('iana-timezone', { type: 'string', validate: (value: string) => IANAZone.isValidZone(value) });
   return ajv;
 }
 

@@ -71,7 +71,109 @@ export interface RefreshTokensTable {
   createdAt: CreatedAt;
 }
 
+/** `{"mon": [{"start": "09:00", "end": "17:00"}], ...}`: a missing or empty day is closed. */
+export type WeeklyAvailability = Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', Array<{ start: string; end: string }>>>;
+
+export interface Address {
+  line1?: string;
+  line2?: string;
+  city?: string;
+  state?: string;
+  postalCode?: string;
+  country: string;
+}
+
+type Json<T> = ColumnType<T, string | undefined | null, string | null>;
+type Archived = { archivedAt: Date | null; legacyId: string | null; createdAt: CreatedAt; updatedAt: Timestamp };
+type CustomFields = {
+  field1: string | null; field2: string | null; field3: string | null; field4: string | null; field5: string | null;
+  field6: string | null; field7: string | null; field8: string | null; field9: string | null; field10: string | null;
+};
+
+export interface LocationsTable extends Archived {
+  companyId: string;
+  id: string;
+  name: string;
+  timezoneName: string;
+  address: Json<Address | null>;
+  phone: string | null;
+  email: string | null;
+  weeklyAvailability: Json<WeeklyAvailability | null>;
+  bookingTimerMinutes: Generated<number>;
+}
+
+export type BookAheadUnit = 'none' | 'days' | 'weeks' | 'months';
+export type RoundRobin = 'NONE' | 'RANDOM' | 'BALANCED' | 'COMBINED';
+export type AvailabilityType = 'schedule' | 'allocation';
+
+export interface ServicesTable extends Archived, CustomFields {
+  companyId: string;
+  id: string;
+  name: string;
+  description: string | null;
+  duration: number;
+  durationSelect: Generated<boolean>;
+  durationMin: number | null;
+  durationMax: number | null;
+  durationInterval: number | null;
+  availabilityType: Generated<AvailabilityType>;
+  weeklyAvailability: Json<WeeklyAvailability | null>;
+  bookAheadUnit: Generated<BookAheadUnit>;
+  bookAheadValue: number | null;
+  bookInAdvance: Generated<number>;
+  bookingLimit: Generated<number>;
+  maxBookingLimit: Generated<number>;
+  maxResourceBookingLimit: Generated<number>;
+  dailyBookingLimitCount: Generated<number>;
+  dailyBookingLimitMinutes: Generated<number>;
+  bookingInterval: number | null;
+  padding: Generated<number>;
+  bookingsPerSlot: Generated<number>;
+  feeAmount: number | null;
+  feeTaxable: Generated<boolean>;
+  cancellationFeeAmount: number | null;
+  cancellationFeeTaxable: Generated<boolean>;
+  nonRefundable: Generated<boolean>;
+  imageUrl: string | null;
+  showOnline: Generated<boolean>;
+  roundRobin: Generated<RoundRobin>;
+  allowPaddingOverflow: Generated<boolean>;
+  ignoreExternalEvents: Generated<boolean>;
+}
+
+export interface ResourcesTable extends Archived {
+  companyId: string;
+  id: string;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  timezoneName: string | null;
+  weeklyAvailability: Json<WeeklyAvailability | null>;
+  bookingLimit: Generated<number>;
+}
+
+export interface CustomersTable extends Archived, CustomFields {
+  companyId: string;
+  id: string;
+  firstName: string;
+  lastName: string | null;
+  email: string;
+  phone: string | null;
+  notes: string | null;
+}
+
+export interface ServiceLocationsTable { companyId: string; serviceId: string; locationId: string }
+export interface ResourceLocationsTable { companyId: string; resourceId: string; locationId: string }
+export interface ResourceServicesTable { companyId: string; resourceId: string; serviceId: string }
+
 export interface Database {
+  locations: LocationsTable;
+  services: ServicesTable;
+  resources: ResourcesTable;
+  customers: CustomersTable;
+  serviceLocations: ServiceLocationsTable;
+  resourceLocations: ResourceLocationsTable;
+  resourceServices: ResourceServicesTable;
   serviceSecrets: ServiceSecretsTable;
   users: UsersTable;
   companies: CompaniesTable;

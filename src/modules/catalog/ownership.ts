@@ -1,0 +1,50 @@
+import type { Db } from '../../platform/database/index.js';
+import { ApiError, fieldError } from '../../platform/errors.js';
+import type { ErrorLocation, FieldError } from '../../platform/errors.js';
+
+export type CatalogTable = 'locations' | 'services' | 'resources' | 'customers';
+
+const NOUN: Record<CatalogTable, string> = {
+  locations: 'location',
+  services: 'service',
+  resources: 'resource',
+  customers: 'customer',
+};
+
+export interface IdReference {
+  table: CatalogTable;
+  ids: string[];
+  location: ErrorLocation;
+  /** `locationIds` gives paths `locationIds.0`, ...; `LocationId` (single) gives `LocationId`. */
+  path: string;
+  single?: boolean;
+}
+
+/**
+ * Ids in a body or query must be live records of the caller's company. Another company's id and
+ * an unknown id look the same to the caller: 400 naming the value (never 404, never a hint that
+ * the record exists elsewhere).
+ */
+export async function assertOwned(db: Db, companyId: string, references: IdReference[]): Promise<void> {
+  const errors: FieldError[] = [];
+  for (const reference of references) {
+    if (reference.ids.length === 0) continue;
+    const found = await db
+      .selectFrom(reference.table)
+      .select('id')
+      .where('companyId', '=', companyId)
+      .where('id', 'in', reference.ids)
+      .where('archivedAt', 'is', null)
+      .execute();
+    const known = new Set(found.map((row) => row.id));
+    reference.ids.forEach((id, index) => {
+      if (known.has(id)) return;
+      const path = reference.single ? reference.path : `${reference.path}.${index}`;
+      errors.push(fieldError(reference.location, path, `${id} is not a ${NOUN[reference.table]} of this company`));
+    });
+  }
+  if (errors.length > 0) {
+    const message = errors.length === 1 ? errors[0]!.msg : `These ids are not records of this company: ${errors.map((e) => e.msg.split(' ')[0]).join(', ')}`;
+    throw new ApiError(400, message, errors);
+  }
+}

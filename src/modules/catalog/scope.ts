@@ -1,0 +1,55 @@
+import type { Principal } from '../../platform/auth/principal.js';
+import { forbidden } from '../../platform/errors.js';
+
+/**
+ * Location scope of the caller (Dashboard roles 3): null means every location of the company;
+ * otherwise the set of location ids the dashboard user may see and change. Machine tokens ignore
+ * roles and scope.
+ */
+export function locationScope(principal: Principal): Set<string> | null {
+  if (principal.kind !== 'dashboard') return null;
+  if (principal.locationAccessMode === 'LOCATIONS') return new Set(principal.allowedLocationIds);
+  return null;
+}
+
+export const OUTSIDE_SCOPE_MESSAGE = 'This record is outside your location access';
+
+/** A write may only name locations inside the caller's scope. */
+export function assertLocationsInScope(principal: Principal, locationIds: string[]): void {
+  const scope = locationScope(principal);
+  if (!scope) return;
+  const outside = locationIds.filter((id) => !scope.has(id));
+  if (outside.length > 0) throw forbidden(`Location ${outside.join(', ')} is outside your location access`);
+}
+
+/** A record linked to these locations is visible when scope is unrestricted or any link is in scope. */
+export function inScope(scope: Set<string> | null, locationIds: string[]): boolean {
+  return scope === null || locationIds.some((id) => scope.has(id));
+}
+
+export function isResourceRole(principal: Principal): principal is Extract<Principal, { kind: 'dashboard' }> {
+  return principal.kind === 'dashboard' && principal.role === 'Resource';
+}
+
+export interface CatalogScope {
+  /** null: every location. */
+  locationIds: Set<string> | null;
+  /** Set for Resource-role users: the one resource they may read and write. */
+  linkedResourceId: string | null;
+}
+
+/**
+ * What the caller may see of the catalog. Location-scoped users see their allowed locations; a
+ * Resource-role user sees the locations of their linked resource (Dashboard roles 4).
+ */
+export async function catalogScope(
+  principal: Principal,
+  linkedResourceLocations: (resourceId: string) => Promise<string[]>,
+): Promise<CatalogScope> {
+  if (isResourceRole(principal)) {
+    const resourceId = principal.linkedResourceId;
+    const locations = resourceId ? await linkedResourceLocations(resourceId) : [];
+    return { locationIds: new Set(locations), linkedResourceId: resourceId };
+  }
+  return { locationIds: locationScope(principal), linkedResourceId: null };
+}

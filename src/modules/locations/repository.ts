@@ -1,0 +1,70 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../platform/database/index.js';
+import type { LocationsTable } from '../../platform/database/schema.js';
+
+export type LocationRow = Selectable<LocationsTable>;
+
+export function createLocationRepository(db: Db) {
+  const live = (companyId: string) =>
+    db.selectFrom('locations').where('companyId', '=', companyId).where('archivedAt', 'is', null);
+
+  return {
+    insert(row: Insertable<LocationsTable>) {
+      return db.insertInto('locations').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+
+    byId(companyId: string, id: string) {
+      return live(companyId).selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    /** A page of live locations, optionally only those in `onlyIds` (the caller's scope). */
+    async page(companyId: string, onlyIds: string[] | null, limit: number, offset: number) {
+      let base = live(companyId);
+      if (onlyIds) base = onlyIds.length ? base.where('id', 'in', onlyIds) : base.where((eb) => eb.val(false));
+      const [rows, count] = await Promise.all([
+        base.selectAll().orderBy('name').orderBy('id').limit(limit).offset(offset).execute(),
+        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.total) };
+    },
+
+    update(companyId: string, id: string, changes: Updateable<LocationsTable>) {
+      return db
+        .updateTable('locations')
+        .set({ ...changes, updatedAt: new Date() })
+        .where('companyId', '=', companyId)
+        .where('id', '=', id)
+        .where('archivedAt', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** Live services and resources linked to each of the locations, for nested graphs. */
+    async links(companyId: string, locationIds: string[]) {
+      if (locationIds.length === 0) return { services: [], resources: [] };
+      const [services, resources] = await Promise.all([
+        db
+          .selectFrom('serviceLocations as sl')
+          .innerJoin('services as s', (join) => join.onRef('s.companyId', '=', 'sl.companyId').onRef('s.id', '=', 'sl.serviceId'))
+          .select(['sl.locationId', 's.id', 's.name'])
+          .where('sl.companyId', '=', companyId)
+          .where('sl.locationId', 'in', locationIds)
+          .where('s.archivedAt', 'is', null)
+          .orderBy('s.name')
+          .execute(),
+        db
+          .selectFrom('resourceLocations as rl')
+          .innerJoin('resources as r', (join) => join.onRef('r.companyId', '=', 'rl.companyId').onRef('r.id', '=', 'rl.resourceId'))
+          .select(['rl.locationId', 'r.id', 'r.name'])
+          .where('rl.companyId', '=', companyId)
+          .where('rl.locationId', 'in', locationIds)
+          .where('r.archivedAt', 'is', null)
+          .orderBy('r.name')
+          .execute(),
+      ]);
+      return { services, resources };
+    },
+  };
+}
+
+export type LocationRepository = ReturnType<typeof createLocationRepository>;

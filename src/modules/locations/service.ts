@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../platform/auth/principal.js';
+import { forbidden, notFound, validationErrors, fieldError } from '../../platform/errors.js';
+import type { Address, WeeklyAvailability } from '../../platform/database/schema.js';
+import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
+import { catalogScope, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { groupLinks, pageOf } from '../catalog/graph.js';
+import type { CompanySummaryLookup } from '../catalog/graph.js';
+import type { CatalogLinks } from '../catalog/links.js';
+import type { LocationRepository, LocationRow } from './repository.js';
+
+export interface LocationWrite {
+  name?: string;
+  timezoneName?: string;
+  address?: Address | null;
+  phone?: string | null;
+  email?: string | null;
+  weeklyAvailability?: WeeklyAvailability | null;
+  bookingTimerMinutes?: number;
+  legacyId?: string | null;
+}
+
+export const LOCATION_INCLUDES = ['services', 'resources', 'address', 'company'];
+
+function checkWeekly(weekly: WeeklyAvailability | null | undefined) {
+  if (!weekly) return;
+  const problems = weeklyScheduleProblems(weekly, 'weeklyAvailability');
+  if (problems.length) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.msg, p.code)));
+}
+
+const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+export function createLocationService(deps: { repository: LocationRepository; links: CatalogLinks; companySummary: CompanySummaryLookup }) {
+  const { repository } = deps;
+  const scopeOf = (principal: Principal & { companyId: string }) =>
+    catalogScope(principal, (resourceId) => deps.links.resourceLocationIds(principal.companyId, resourceId));
+
+  function baseView(row: LocationRow) {
+    return {
+      id: row.id,
+      companyId: row.companyId,
+      name: row.name,
+      timezoneName: row.timezoneName,
+      phone: row.phone,
+      email: row.email,
+      weeklyAvailability: row.weeklyAvailability,
+      bookingTimerMinutes: row.bookingTimerMinutes,
+      legacyId: row.legacyId,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+
+  /** Nested objects: everything for a single read, what `include` names for a list. */
+  async function withGraph(companyId: string, rows: LocationRow[], include: Set<string>) {
+    const links = include.has('services') || include.has('resources') ? await repository.links(companyId, rows.map((r) => r.id)) : undefined;
+    const services = links ? groupLinks(links.services, 'locationId') : undefined;
+    const resources = links ? groupLinks(links.resources, 'locationId') : undefined;
+    const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
+    return rows.map((row) => ({
+      ...baseView(row),
+      ...(include.has('address') ? { address: row.address } : {}),
+      ...(company ? { company } : {}),
+      ...(services && include.has('services') ? { services: services.get(row.id) ?? [] } : {}),
+      ...(resources && include.has('resources') ? { resources: resources.get(row.id) ?? [] } : {}),
+    }));
+  }
+  const FULL = new Set(LOCATION_INCLUDES);
+
+  async function loadVisible(principal: Principal & { companyId: string }, id: string) {
+    const row = await repository.byId(principal.companyId, id);
+    if (!row) throw notFound('Location not found');
+    const scope = await scopeOf(principal);
+    if (scope.locationIds && !scope.locationIds.has(id)) throw forbidden(OUTSIDE_SCOPE_MESSAGE);
+    return row;
+  }
+
+  return {
+    async create(principal: Principal & { companyId: string }, input: LocationWrite & { name: string; timezoneName: string }) {
+      // A location-scoped user could not see a new location, so only company-wide callers create them.
+      if ((await scopeOf(principal)).locationIds) throw forbidden('Creating locations needs access to every location');
+      checkWeekly(input.weeklyAvailability);
+      const row = await repository.insert({
+        companyId: principal.companyId,
+        id: randomUUID(),
+        name: input.name,
+        timezoneName: input.timezoneName,
+        address: json(input.address),
+        phone: input.phone ?? null,
+        email: input.email ?? null,
+        weeklyAvailability: json(input.weeklyAvailability),
+        bookingTimerMinutes: input.bookingTimerMinutes ?? 10,
+        legacyId: input.legacyId ?? null,
+      });
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async read(principal: Principal & { companyId: string }, id: string) {
+      const row = await loadVisible(principal, id);
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string> }) {
+      const scope = await scopeOf(principal);
+      const { rows, total } = await repository.page(
+        principal.companyId,
+        scope.locationIds ? [...scope.locationIds] : null,
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+    },
+
+    async update(principal: Principal & { companyId: string }, id: string, input: LocationWrite) {
+      await loadVisible(principal, id);
+      checkWeekly(input.weeklyAvailability);
+      const { address, weeklyAvailability, ...plain } = input;
+      const row = await repository.update(principal.companyId, id, {
+        ...plain,
+        ...(address !== undefined ? { address: json(address) } : {}),
+        ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}),
+      });
+      if (!row) throw notFound('Location not found');
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async archive(principal: Principal & { companyId: string }, id: string) {
+      await loadVisible(principal, id);
+      const row = await repository.update(principal.companyId, id, { archivedAt: new Date() });
+      if (!row) throw notFound('Location not found');
+    },
+  };
+}
+
+export type LocationService = ReturnType<typeof createLocationService>;

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../platform/auth/principal.js';
+import { fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
+import type { Db } from '../../platform/database/index.js';
+import type { WeeklyAvailability } from '../../platform/database/schema.js';
+import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
+import { assertOwned } from '../catalog/ownership.js';
+import { assertLocationsInScope, catalogScope, inScope, isResourceRole, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { groupLinks, pageOf } from '../catalog/graph.js';
+import type { CompanySummaryLookup } from '../catalog/graph.js';
+import type { CatalogLinks } from '../catalog/links.js';
+import type { ResourceRepository, ResourceRow } from './repository.js';
+
+export const RESOURCE_INCLUDES = ['locations', 'services', 'company'];
+
+export interface ResourceWrite {
+  name?: string;
+  email?: string | null;
+  phone?: string | null;
+  timezoneName?: string | null;
+  weeklyAvailability?: WeeklyAvailability | null;
+  bookingLimit?: number;
+  locationIds?: string[];
+  serviceIds?: string[];
+  legacyId?: string | null;
+}
+
+export interface ResourceDeps {
+  db: Db;
+  repository: ResourceRepository;
+  links: CatalogLinks;
+  companySummary: CompanySummaryLookup;
+  onSlotSettingsChanged?: (companyId: string, resourceId: string) => void | Promise<void>;
+}
+
+const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+export function createResourceService(deps: ResourceDeps) {
+  const { repository } = deps;
+  const FULL = new Set(RESOURCE_INCLUDES);
+  const scopeOf = (principal: Principal & { companyId: string }) =>
+    catalogScope(principal, (resourceId) => deps.links.resourceLocationIds(principal.companyId, resourceId));
+
+  function view(row: ResourceRow) {
+    return {
+      id: row.id,
+      companyId: row.companyId,
+      name: row.name,
+      email: row.email,
+      phone: row.phone,
+      timezoneName: row.timezoneName,
+      weeklyAvailability: row.weeklyAvailability,
+      bookingLimit: row.bookingLimit,
+      legacyId: row.legacyId,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+
+  async function withGraph(companyId: string, rows: ResourceRow[], include: Set<string>) {
+    const links = await repository.links(companyId, rows.map((r) => r.id));
+    const locations = groupLinks(links.locations, 'resourceId');
+    const services = groupLinks(links.services, 'resourceId');
+    const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
+    return rows.map((row) => ({
+      ...view(row),
+      locationIds: (locations.get(row.id) ?? []).map((l) => l.id),
+      serviceIds: (services.get(row.id) ?? []).map((s) => s.id),
+      ...(company ? { company } : {}),
+      ...(include.has('locations') ? { locations: locations.get(row.id) ?? [] } : {}),
+      ...(include.has('services') ? { services: services.get(row.id) ?? [] } : {}),
+    }));
+  }
+
+  async function checkWrite(principal: Principal & { companyId: string }, input: ResourceWrite) {
+    if (input.weeklyAvailability) {
+      const problems = weeklyScheduleProblems(input.weeklyAvailability, 'weeklyAvailability');
+      if (problems.length) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.msg, p.code)));
+    }
+    await assertOwned(deps.db, principal.companyId, [
+      { table: 'locations', ids: input.locationIds ?? [], location: 'body', path: 'locationIds' },
+      { table: 'services', ids: input.serviceIds ?? [], location: 'body', path: 'serviceIds' },
+    ]);
+    if (input.locationIds) assertLocationsInScope(principal, input.locationIds);
+  }
+
+  async function loadVisible(principal: Principal & { companyId: string }, id: string) {
+    const row = await repository.byId(principal.companyId, id);
+    if (!row) throw notFound('Resource not found');
+    const scope = await scopeOf(principal);
+    if (scope.linkedResourceId !== null || isResourceRole(principal)) {
+      if (scope.linkedResourceId !== id) throw forbidden('A Resource-role user may only read and write their linked resource');
+    } else if (scope.locationIds && !inScope(scope.locationIds, await deps.links.resourceLocationIds(principal.companyId, id))) {
+      throw forbidden(OUTSIDE_SCOPE_MESSAGE);
+    }
+    return row;
+  }
+
+  return {
+    async create(principal: Principal & { companyId: string }, input: ResourceWrite & { name: string }) {
+      await checkWrite(principal, input);
+      if ((await scopeOf(principal)).locationIds && !(input.locationIds ?? []).length) {
+        throw forbidden('A location-scoped user must link the resource to one of their locations');
+      }
+      const { locationIds = [], serviceIds = [], weeklyAvailability, ...fields } = input;
+      const row = await repository.insert(
+        { ...fields, companyId: principal.companyId, id: randomUUID(), weeklyAvailability: json(weeklyAvailability) },
+        { locationIds, serviceIds },
+      );
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async read(principal: Principal & { companyId: string }, id: string) {
+      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL))[0]!;
+    },
+
+    async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string>; locationId?: string | undefined; serviceId?: string | undefined }) {
+      const scope = await scopeOf(principal);
+      let locationIds = scope.locationIds ? [...scope.locationIds] : null;
+      if (query.locationId) locationIds = locationIds ? locationIds.filter((id) => id === query.locationId) : [query.locationId];
+      const resourceIds = isResourceRole(principal) ? (scope.linkedResourceId ? [scope.linkedResourceId] : []) : null;
+      const { rows, total } = await repository.page(
+        principal.companyId,
+        { locationIds: resourceIds ? null : locationIds, resourceIds, serviceId: query.serviceId },
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+    },
+
+    async update(principal: Principal & { companyId: string }, id: string, input: ResourceWrite) {
+      await loadVisible(principal, id);
+      if (isResourceRole(principal) && (input.locationIds || input.serviceIds)) {
+        throw forbidden('A Resource-role user cannot change which locations and services their resource serves');
+      }
+      await checkWrite(principal, input);
+      const { locationIds, serviceIds, weeklyAvailability, ...fields } = input;
+      const row = await repository.update(
+        principal.companyId,
+        id,
+        { ...fields, ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}) },
+        { locationIds, serviceIds },
+      );
+      if (!row) throw notFound('Resource not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async archive(principal: Principal & { companyId: string }, id: string) {
+      await loadVisible(principal, id);
+      if (!(await repository.update(principal.companyId, id, { archivedAt: new Date() }, {}))) throw notFound('Resource not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
+    },
+  };
+}
+
+export type ResourceService = ReturnType<typeof createResourceService>;

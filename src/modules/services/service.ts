@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../platform/auth/principal.js';
+import { fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
+import type { Db } from '../../platform/database/index.js';
+import type { WeeklyAvailability } from '../../platform/database/schema.js';
+import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
+import { serviceSettingProblems } from '../../domain/service-rules.js';
+import { assertOwned } from '../catalog/ownership.js';
+import { assertLocationsInScope, catalogScope, inScope, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { groupLinks, pageOf } from '../catalog/graph.js';
+import type { CompanySummaryLookup } from '../catalog/graph.js';
+import type { CatalogLinks } from '../catalog/links.js';
+import type { ServiceRepository, ServiceRow } from './repository.js';
+
+export const SERVICE_INCLUDES = ['locations', 'resources', 'company'];
+
+/** Body of a service write; every field of the specification's service table. */
+export type ServiceWrite = Partial<Omit<ServiceRow, 'companyId' | 'id' | 'archivedAt' | 'createdAt' | 'updatedAt' | 'weeklyAvailability'>> & {
+  weeklyAvailability?: WeeklyAvailability | null;
+  locationIds?: string[];
+};
+
+export interface ServiceDeps {
+  db: Db;
+  repository: ServiceRepository;
+  links: CatalogLinks;
+  companySummary: CompanySummaryLookup;
+  /** Told of every change that can alter slot generation (the availability cache listens). */
+  onSlotSettingsChanged?: (companyId: string, serviceId: string) => void | Promise<void>;
+}
+
+export function createServiceService(deps: ServiceDeps) {
+  const { repository } = deps;
+  const FULL = new Set(SERVICE_INCLUDES);
+
+  async function scopeOf(principal: Principal & { companyId: string }) {
+    const scope = await catalogScope(principal, (resourceId) => deps.links.resourceLocationIds(principal.companyId, resourceId));
+    const serviceIds = scope.linkedResourceId ? await deps.links.resourceServiceIds(principal.companyId, scope.linkedResourceId) : null;
+    return { ...scope, serviceIds };
+  }
+
+  function view(row: ServiceRow) {
+    const { companyId: _companyId, archivedAt: _archivedAt, createdAt, updatedAt, ...fields } = row;
+    return { ...fields, companyId: row.companyId, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
+  }
+
+  async function withGraph(companyId: string, rows: ServiceRow[], include: Set<string>) {
+    const links = await repository.links(companyId, rows.map((r) => r.id));
+    const locations = groupLinks(links.locations, 'serviceId');
+    const resources = groupLinks(links.resources, 'serviceId');
+    const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
+    return rows.map((row) => ({
+      ...view(row),
+      locationIds: (locations.get(row.id) ?? []).map((l) => l.id),
+      ...(company ? { company } : {}),
+      ...(include.has('locations') ? { locations: locations.get(row.id) ?? [] } : {}),
+      ...(include.has('resources') ? { resources: resources.get(row.id) ?? [] } : {}),
+    }));
+  }
+
+  function checkRules(merged: ServiceRow | (ServiceWrite & { duration: number }), weekly: WeeklyAvailability | null | undefined) {
+    const problems = serviceSettingProblems({
+      duration: merged.duration!,
+      durationSelect: merged.durationSelect ?? false,
+      durationMin: merged.durationMin ?? null,
+      durationMax: merged.durationMax ?? null,
+      durationInterval: merged.durationInterval ?? null,
+      bookAheadUnit: merged.bookAheadUnit ?? 'none',
+      bookAheadValue: merged.bookAheadValue ?? null,
+    });
+    if (weekly) problems.push(...weeklyScheduleProblems(weekly, 'weeklyAvailability'));
+    if (problems.length) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.msg, p.code)));
+  }
+
+  async function loadVisible(principal: Principal & { companyId: string }, id: string) {
+    const row = await repository.byId(principal.companyId, id);
+    if (!row) throw notFound('Service not found');
+    const scope = await scopeOf(principal);
+    if (scope.serviceIds) {
+      if (!scope.serviceIds.includes(id)) throw forbidden(OUTSIDE_SCOPE_MESSAGE);
+    } else if (scope.locationIds && !inScope(scope.locationIds, await deps.links.serviceLocationIds(principal.companyId, id))) {
+      throw forbidden(OUTSIDE_SCOPE_MESSAGE);
+    }
+    return row;
+  }
+
+  const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+  return {
+    async create(principal: Principal & { companyId: string }, input: ServiceWrite & { name: string; duration: number }) {
+      const { locationIds = [], weeklyAvailability, ...fields } = input;
+      checkRules(input, weeklyAvailability);
+      await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds' }]);
+      if ((await scopeOf(principal)).locationIds) {
+        if (locationIds.length === 0) throw forbidden('A location-scoped user must offer the service at one of their locations');
+        assertLocationsInScope(principal, locationIds);
+      }
+      const row = await repository.insert(
+        { ...fields, companyId: principal.companyId, id: randomUUID(), weeklyAvailability: json(weeklyAvailability) },
+        locationIds,
+      );
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async read(principal: Principal & { companyId: string }, id: string) {
+      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL))[0]!;
+    },
+
+    async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string>; locationId?: string | undefined }) {
+      const scope = await scopeOf(principal);
+      let locationIds = scope.locationIds ? [...scope.locationIds] : null;
+      if (query.locationId) locationIds = locationIds ? locationIds.filter((id) => id === query.locationId) : [query.locationId];
+      const { rows, total } = await repository.page(
+        principal.companyId,
+        { locationIds, serviceIds: scope.serviceIds },
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+    },
+
+    async update(principal: Principal & { companyId: string }, id: string, input: ServiceWrite) {
+      const current = await loadVisible(principal, id);
+      const { locationIds, weeklyAvailability, ...fields } = input;
+      checkRules({ ...current, ...fields }, weeklyAvailability);
+      if (locationIds) {
+        await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds' }]);
+        assertLocationsInScope(principal, locationIds);
+      }
+      const row = await repository.update(
+        principal.companyId,
+        id,
+        { ...fields, ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}) },
+        locationIds,
+      );
+      if (!row) throw notFound('Service not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
+      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+    },
+
+    async archive(principal: Principal & { companyId: string }, id: string) {
+      await loadVisible(principal, id);
+      if (!(await repository.update(principal.companyId, id, { archivedAt: new Date() }, undefined))) throw notFound('Service not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
+    },
+  };
+}
+
+export type ServiceService = ReturnType<typeof createServiceService>;

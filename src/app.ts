@@ -41,6 +41,18 @@ import { createUserService } from './modules/users/service.js';
 import { registerUserRoutes } from './modules/users/routes.js';
 import type { App } from './platform/http/types.js';
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: RegisteredRoute[];
+  }
+}
+
 export interface BuildAppOptions {
   config: AppConfig;
   database: DatabaseHandle;
@@ -82,6 +94,14 @@ export async function buildApp({ config, database, secrets, isDraining = () => f
     reply.header('x-request-id', request.id);
     return payload;
   });
+
+  // Every route as registered, so a test can prove /openapi.json describes them all.
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routes.push({ method, url: route.url, hidden: route.schema?.hide === true });
+  });
+  app.decorate('registeredRoutes', routes);
 
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {

@@ -61,6 +61,18 @@ export function createCompanyRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** Live locations of each company, for `include=locations`. */
+    locationsOf(companyIds: string[]) {
+      if (companyIds.length === 0) return Promise.resolve([]);
+      return db
+        .selectFrom('locations')
+        .select(['companyId', 'id', 'name', 'timezoneName'])
+        .where('companyId', 'in', companyIds)
+        .where('archivedAt', 'is', null)
+        .orderBy('name')
+        .execute();
+    },
+
     all() {
       return db.selectFrom('companies').selectAll().orderBy('createdAt').execute();
     },

@@ -3,6 +3,7 @@ import type { App } from '../../platform/http/types.js';
 import { PageQueryFields, Page, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
 import { requireCompany, requireUser } from '../../platform/auth/principal.js';
 import type { CompanyService } from './service.js';
+import { IncludeQuery, parseInclude } from '../catalog/fields.js';
 
 const Company = Type.Object(
   {
@@ -14,6 +15,9 @@ const Company = Type.Object(
     disableSmsNotifications: Type.Boolean(),
     disableEmailAndSmsNotifications: Type.Boolean({ description: 'Legacy (v1): true only when both channels are disabled' }),
     suspended: Type.Boolean(),
+    locations: Type.Optional(
+      Type.Array(Type.Object({ id: Uuid(), name: Type.String(), timezoneName: Type.String() }), { description: 'With include=locations on lists' }),
+    ),
     apiKeyPrefix: Type.Optional(Type.String({ description: 'Start of the API key, to recognise it. Omitted for roles that may not see credentials.' })),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -70,13 +74,14 @@ export function registerCompanyRoutes(app: App, { companies }: { companies: Comp
         querystring: Type.Object({
           ...PageQueryFields(100),
           search: Type.Optional(Type.String({ maxLength: 255, description: 'Case-insensitive prefix of the name' })),
+          include: IncludeQuery(['locations']),
         }),
         response: { 200: Page(Type.Ref('Company')), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
-      const { limit = 20, page = 1, search } = request.query;
-      return companies.list(request.principal!, { limit, page, search });
+      const { limit = 20, page = 1, search, include } = request.query;
+      return companies.list(request.principal!, { limit, page, search, include: parseInclude(include) });
     },
   );
 

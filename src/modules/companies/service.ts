@@ -89,7 +89,7 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
       return { ...companyView(row, null), apiKeyPrefix, apiKey };
     },
 
-    async list(principal: Principal, query: { limit: number; page: number; search?: string | undefined }) {
+    async list(principal: Principal, query: { limit: number; page: number; search?: string | undefined; include?: Set<string> }) {
       const offset = (query.page - 1) * query.limit;
       const filter =
         principal.kind === 'machine'
@@ -98,8 +98,14 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
             ? { userId: principal.userId, search: query.search }
             : { onlyCompanyId: principal.companyId, search: query.search };
       const { rows, total } = await repository.page(filter, query.limit, offset);
+      const locations = query.include?.has('locations') ? await repository.locationsOf(rows.map((row) => row.id)) : undefined;
       return {
-        data: rows.map((row) => companyView(row, principal)),
+        data: rows.map((row) => ({
+          ...companyView(row, principal),
+          ...(locations
+            ? { locations: locations.filter((l) => l.companyId === row.id).map(({ id, name, timezoneName }) => ({ id, name, timezoneName })) }
+            : {}),
+        })),
         page: query.page,
         limit: query.limit,
         total,

@@ -528,3 +528,21 @@ describe('credential rotation', () => {
     assert.notEqual(json(byAdmin).publicClientId, rotated.publicClientId);
   });
 });
+
+test('GET /v3/companies?include=locations nests each company\'s live locations; without include there are none', async () => {
+  const tenant = await createTenant(context.app);
+  const created = await context.app.inject({
+    method: 'POST',
+    url: '/v3/location',
+    headers: tenant.dashboard,
+    payload: { name: 'Harbour', timezoneName: 'Australia/Adelaide' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const withInclude = json(await context.app.inject({ method: 'GET', url: '/v3/companies?include=locations', headers: userHeaders(tenant) }));
+  assert.deepEqual(withInclude.data[0].locations, [{ id: json(created).id, name: 'Harbour', timezoneName: 'Australia/Adelaide' }]);
+  const plain = json(await context.app.inject({ method: 'GET', url: '/v3/companies', headers: userHeaders(tenant) }));
+  assert.equal('locations' in plain.data[0], false);
+  const bad = await context.app.inject({ method: 'GET', url: '/v3/companies?include=secrets', headers: userHeaders(tenant) });
+  assert.equal(bad.statusCode, 400);
+  assert.equal(json(bad).errors[0].path, 'include');
+});

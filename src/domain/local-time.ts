@@ -1,0 +1,29 @@
+import { DateTime } from 'luxon';
+
+/**
+ * Wall-clock time in an IANA zone → instant, with one written rule for the two hard cases:
+ *
+ * - a wall-clock time that happens twice (the hour repeated when clocks go back) means its
+ *   **first** occurrence, the earlier instant;
+ * - a wall-clock time that does not exist (the hour skipped when clocks go forward) is moved
+ *   **forward by the length of the gap**: 02:30 on the New York spring-forward day is 03:30 EDT.
+ *
+ * This is Temporal's `compatible` disambiguation. Luxon does the second by itself; for the first
+ * it would pick the later instant, so the earlier one is chosen from its possible offsets.
+ * `time` may be "24:00", which is midnight at the start of the next day.
+ */
+export function localToInstant(date: string, time: string, zone: string): DateTime {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const [hour, minute] = time.split(':').map(Number) as [number, number];
+  const base = DateTime.fromObject({ year, month, day }, { zone });
+  const local = hour === 24 ? base.plus({ days: 1 }) : base.set({ hour, minute });
+  const candidates = local.getPossibleOffsets();
+  if (candidates.length > 1) return candidates.reduce((a, b) => (a.toMillis() <= b.toMillis() ? a : b));
+  return local;
+}
+
+/** The calendar date (YYYY-MM-DD) of an instant in a zone. */
+export function localDate(instant: DateTime | Date, zone: string): string {
+  const dt = instant instanceof Date ? DateTime.fromJSDate(instant) : instant;
+  return dt.setZone(zone).toISODate()!;
+}

@@ -1,0 +1,359 @@
+import { DateTime } from 'luxon';
+import { localToInstant } from './local-time.js';
+import { WEEKDAYS } from './weekly-availability.js';
+import type { WeeklySchedule } from './weekly-availability.js';
+
+/**
+ * The availability engine: which slots of a service at a location can be booked, by which
+ * resources, right now. A pure function of its inputs: no database, no clock, no randomness
+ * except the one passed in.
+ *
+ * Rules (specification "Availability behaviour rules" and decisions.md "Availability"):
+ * - Open windows: the intersection of the location's, the service's and the resource's weekly
+ *   schedules, each read in its own time zone (the resource's, else the location's). A schedule
+ *   that is null does not constrain; if none of the three is set the resource has no open time.
+ *   For `availabilityType: allocation` the windows are the allocations instead.
+ * - Slots start every `bookingInterval` minutes (default: the duration) from the start of each open
+ *   window, and must fit in it; `padding` after the slot must fit too unless padding may overflow.
+ * - Busy time (blocks, holidays, external events, other appointments plus their padding) removes
+ *   slots. Appointments of the same service at exactly the same start and end share the slot up to
+ *   `bookingsPerSlot` (concurrent capacity at the same instant; one booking uses one unit).
+ * - No slot starts before now + `bookInAdvance` minutes, or after now + the book-ahead period.
+ * - `dailyBookingLimitCount` hides a day once reached; `dailyBookingLimitMinutes` hides slots when
+ *   the day's remaining minutes are fewer than the duration.
+ * - Once the customer is known: `bookingLimit` (active), `maxBookingLimit` (lifetime) hide every
+ *   slot; `maxResourceBookingLimit` and the resource's `bookingLimit` exclude that resource.
+ * - Round robin: NONE lists every free resource; RANDOM picks one free resource; BALANCED the free
+ *   resource with the fewest booked minutes in that week; COMBINED needs every requested resource
+ *   free at once.
+ */
+
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+export type RoundRobin = 'NONE' | 'RANDOM' | 'BALANCED' | 'COMBINED';
+
+export interface EngineService {
+  id: string;
+  duration: number;
+  availabilityType: 'schedule' | 'allocation';
+  weeklyAvailability: WeeklySchedule | null;
+  bookInAdvance: number;
+  bookAheadUnit: 'none' | 'days' | 'weeks' | 'months';
+  bookAheadValue: number | null;
+  bookingInterval: number | null;
+  padding: number;
+  bookingsPerSlot: number;
+  dailyBookingLimitCount: number;
+  dailyBookingLimitMinutes: number;
+  bookingLimit: number;
+  maxBookingLimit: number;
+  maxResourceBookingLimit: number;
+  allowPaddingOverflow: boolean;
+}
+
+export interface EngineResource {
+  id: string;
+  timezoneName: string | null;
+  weeklyAvailability: WeeklySchedule | null;
+  /** Active appointments per customer with this resource (0 = unlimited). */
+  bookingLimit: number;
+  /** Allocation windows (epoch ms), for services whose availabilityType is allocation. */
+  allocations?: Array<Interval & { bookingsPerSlot?: number | null }>;
+}
+
+/** Time a resource (or, with resourceId null, every resource) cannot be booked. */
+export interface BusyInterval extends Interval {
+  resourceId: string | null;
+}
+
+/** An appointment that holds capacity: BK, RS and unexpired IN. */
+export interface ActiveAppointment extends Interval {
+  id: string;
+  serviceId: string;
+  resourceIds: string[];
+  /** Padding minutes that follow it (from its service). */
+  padding: number;
+}
+
+export interface CustomerUsage {
+  /** Active (BK, unexpired IN) appointments of this service. */
+  activeCount: number;
+  /** Appointments of this service that are not RE, ever. */
+  lifetimeCount: number;
+  /** Per resource: appointments of this service that are not RE, ever. */
+  lifetimeByResource: Record<string, number>;
+  /** Per resource: active appointments with the resource. */
+  activeByResource: Record<string, number>;
+}
+
+export interface AvailabilityInput {
+  now: number;
+  timezoneName: string;
+  locationWeekly: WeeklySchedule | null;
+  service: EngineService;
+  resources: EngineResource[];
+  /** Local dates (YYYY-MM-DD, in the location's zone), inclusive. */
+  startDate: string;
+  endDate: string;
+  duration: number;
+  roundRobin: RoundRobin;
+  busy: BusyInterval[];
+  appointments: ActiveAppointment[];
+  /** The service's bookings and booked minutes per local date (for the daily limits). */
+  dailyUsage: Record<string, { count: number; minutes: number }>;
+  /** Booked minutes per resource in each ISO week (`2026-W10`), for BALANCED. */
+  weeklyMinutes?: Record<string, Record<string, number>>;
+  customer?: CustomerUsage;
+  /** For RANDOM; defaults to Math.random. */
+  random?: () => number;
+  allowPaddingOverflow?: boolean;
+}
+
+export interface Slot {
+  startTime: string;
+  endTime: string;
+  resourceIds: string[];
+  remaining: number;
+}
+
+export interface DayAvailability {
+  date: string;
+  available: boolean;
+  reason: string | null;
+}
+
+export interface AvailabilityResult {
+  timezoneName: string;
+  availableTimes: Slot[];
+  availableDays: DayAvailability[];
+}
+
+const MINUTE = 60_000;
+
+/** Intersection of two sorted lists of disjoint intervals. */
+export function intersect(a: Interval[], b: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const start = Math.max(a[i]!.start, b[j]!.start);
+    const end = Math.min(a[i]!.end, b[j]!.end);
+    if (start < end) out.push({ start, end });
+    if (a[i]!.end < b[j]!.end) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** Sorted, merged. */
+export function normalise(intervals: Interval[]): Interval[] {
+  const sorted = intervals.filter((x) => x.end > x.start).sort((x, y) => x.start - y.start);
+  const out: Interval[] = [];
+  for (const x of sorted) {
+    const last = out[out.length - 1];
+    if (last && x.start <= last.end) last.end = Math.max(last.end, x.end);
+    else out.push({ ...x });
+  }
+  return out;
+}
+
+/** A weekly schedule as instants over local dates [from, to] (dates in `zone`). */
+export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: string, to: string): Interval[] {
+  const out: Interval[] = [];
+  let day = DateTime.fromISO(from, { zone: 'UTC' });
+  const last = DateTime.fromISO(to, { zone: 'UTC' });
+  for (; day <= last; day = day.plus({ days: 1 })) {
+    const date = day.toISODate()!;
+    const key = WEEKDAYS[day.weekday - 1]!;
+    for (const interval of schedule[key] ?? []) {
+      out.push({
+        start: localToInstant(date, interval.start, zone).toMillis(),
+        end: localToInstant(date, interval.end, zone).toMillis(),
+      });
+    }
+  }
+  return normalise(out);
+}
+
+function shiftDate(date: string, days: number): string {
+  return DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
+}
+
+function bookAheadLimit(service: EngineService, now: number): number {
+  if (service.bookAheadUnit === 'none' || !service.bookAheadValue) return Infinity;
+  return DateTime.fromMillis(now, { zone: 'UTC' }).plus({ [service.bookAheadUnit]: service.bookAheadValue }).toMillis();
+}
+
+/** Open windows of one resource over the requested dates, before busy time is removed. */
+function openWindows(input: AvailabilityInput, resource: EngineResource, rangeStart: number, rangeEnd: number): Interval[] {
+  if (input.service.availabilityType === 'allocation') {
+    return normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end })));
+  }
+  // Schedules are read a day wider than the range, because a resource in another zone may open
+  // on a different local date; the result is then clipped to the range.
+  const from = shiftDate(input.startDate, -1);
+  const to = shiftDate(input.endDate, 1);
+  const layers: Interval[][] = [];
+  if (input.locationWeekly) layers.push(weeklyWindows(input.locationWeekly, input.timezoneName, from, to));
+  if (input.service.weeklyAvailability) layers.push(weeklyWindows(input.service.weeklyAvailability, input.timezoneName, from, to));
+  if (resource.weeklyAvailability) {
+    layers.push(weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, from, to));
+  }
+  if (layers.length === 0) return [];
+  let windows = layers[0]!;
+  for (const layer of layers.slice(1)) windows = intersect(windows, layer);
+  return intersect(windows, [{ start: rangeStart, end: rangeEnd }]);
+}
+
+interface Candidate {
+  start: number;
+  end: number;
+  remaining: number;
+}
+
+/** Free slots of one resource: candidate starts on the grid, checked against busy time and capacity. */
+function resourceSlots(input: AvailabilityInput, resource: EngineResource, rangeStart: number, rangeEnd: number): Candidate[] {
+  const { service } = input;
+  const durationMs = input.duration * MINUTE;
+  const stepMs = (service.bookingInterval ?? input.duration) * MINUTE;
+  const paddingMs = service.padding * MINUTE;
+  const paddingMayOverflow = input.allowPaddingOverflow ?? service.allowPaddingOverflow;
+
+  const hardBusy = normalise(
+    input.busy.filter((b) => b.resourceId === null || b.resourceId === resource.id).map(({ start, end }) => ({ start, end })),
+  );
+  const mine = input.appointments.filter((a) => a.resourceIds.includes(resource.id));
+
+  const allocationCapacity = (start: number) =>
+    resource.allocations?.find((a) => a.start <= start && start < a.end)?.bookingsPerSlot ?? null;
+
+  const out: Candidate[] = [];
+  for (const window of openWindows(input, resource, rangeStart, rangeEnd)) {
+    for (let start = window.start; start + durationMs <= window.end; start += stepMs) {
+      const end = start + durationMs;
+      const occupiedUntil = end + paddingMs;
+      if (!paddingMayOverflow && occupiedUntil > window.end) continue;
+      if (hardBusy.some((b) => b.start < occupiedUntil && b.end > start)) continue;
+      // Appointments of this service at exactly this slot share it; any other overlap blocks it.
+      let sharing = 0;
+      let blocked = false;
+      for (const a of mine) {
+        const aEnd = a.end + a.padding * MINUTE;
+        if (!(a.start < occupiedUntil && aEnd > start)) continue;
+        if (a.serviceId === service.id && a.start === start && a.end === end) sharing++;
+        else blocked = true;
+      }
+      if (blocked) continue;
+      const capacity = service.availabilityType === 'allocation' ? (allocationCapacity(start) ?? service.bookingsPerSlot) : service.bookingsPerSlot;
+      if (sharing >= capacity) continue;
+      out.push({ start, end, remaining: capacity - sharing });
+    }
+  }
+  return out;
+}
+
+function isoWeek(ms: number, zone: string): string {
+  const dt = DateTime.fromMillis(ms, { zone });
+  return `${dt.weekYear}-W${String(dt.weekNumber).padStart(2, '0')}`;
+}
+
+export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
+  const { service, timezoneName: zone } = input;
+  const rangeStart = localToInstant(input.startDate, '00:00', zone).toMillis();
+  const rangeEnd = localToInstant(shiftDate(input.endDate, 1), '00:00', zone).toMillis();
+  const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
+  const latest = bookAheadLimit(service, input.now);
+  const random = input.random ?? Math.random;
+
+  // Per customer limits that close everything.
+  let customerReason: string | null = null;
+  const excluded = new Set<string>();
+  if (input.customer) {
+    if (service.bookingLimit > 0 && input.customer.activeCount >= service.bookingLimit) customerReason = 'customer booking limit reached';
+    if (service.maxBookingLimit > 0 && input.customer.lifetimeCount >= service.maxBookingLimit) customerReason = 'customer lifetime booking limit reached';
+    for (const resource of input.resources) {
+      const lifetime = input.customer.lifetimeByResource[resource.id] ?? 0;
+      const active = input.customer.activeByResource[resource.id] ?? 0;
+      if (service.maxResourceBookingLimit > 0 && lifetime >= service.maxResourceBookingLimit) excluded.add(resource.id);
+      if (resource.bookingLimit > 0 && active >= resource.bookingLimit) excluded.add(resource.id);
+    }
+  }
+  const resources = input.resources.filter((r) => !excluded.has(r.id));
+
+  // Free candidates per resource, keyed by slot start.
+  const byStart = new Map<number, { end: number; free: Map<string, number> }>();
+  for (const resource of resources) {
+    for (const candidate of resourceSlots(input, resource, rangeStart, rangeEnd)) {
+      if (candidate.start < earliest || candidate.start > latest) continue;
+      const entry = byStart.get(candidate.start) ?? { end: candidate.end, free: new Map<string, number>() };
+      entry.free.set(resource.id, candidate.remaining);
+      byStart.set(candidate.start, entry);
+    }
+  }
+
+  const slots: Slot[] = [];
+  const dayOf = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate()!;
+  const dailyReason = new Map<string, string>();
+  for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
+    const { end, free } = byStart.get(start)!;
+    if (customerReason) break;
+    const date = dayOf(start);
+    const usage = input.dailyUsage[date] ?? { count: 0, minutes: 0 };
+    if (service.dailyBookingLimitCount > 0 && usage.count >= service.dailyBookingLimitCount) {
+      dailyReason.set(date, 'daily booking limit reached');
+      continue;
+    }
+    if (service.dailyBookingLimitMinutes > 0 && service.dailyBookingLimitMinutes - usage.minutes < input.duration) {
+      dailyReason.set(date, 'daily booked minutes limit reached');
+      continue;
+    }
+    const ids = [...free.keys()].sort();
+    let chosen: string[];
+    let remaining: number;
+    switch (input.roundRobin) {
+      case 'COMBINED': {
+        if (resources.length === 0 || resources.some((r) => !free.has(r.id))) continue;
+        chosen = resources.map((r) => r.id).sort();
+        remaining = Math.min(...chosen.map((id) => free.get(id)!));
+        break;
+      }
+      case 'RANDOM': {
+        const pick = ids[Math.min(ids.length - 1, Math.floor(random() * ids.length))]!;
+        chosen = [pick];
+        remaining = free.get(pick)!;
+        break;
+      }
+      case 'BALANCED': {
+        const week = isoWeek(start, zone);
+        const minutes = (id: string) => input.weeklyMinutes?.[week]?.[id] ?? 0;
+        const pick = [...ids].sort((a, b) => minutes(a) - minutes(b) || (a < b ? -1 : 1))[0]!;
+        chosen = [pick];
+        remaining = free.get(pick)!;
+        break;
+      }
+      default:
+        chosen = ids;
+        remaining = ids.reduce((sum, id) => sum + free.get(id)!, 0);
+    }
+    slots.push({ startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), resourceIds: chosen, remaining });
+  }
+
+  const days: DayAvailability[] = [];
+  const slotDays = new Set(slots.map((slot) => dayOf(Date.parse(slot.startTime))));
+  for (let date = input.startDate; date <= input.endDate; date = shiftDate(date, 1)) {
+    const dayEnd = localToInstant(shiftDate(date, 1), '00:00', zone).toMillis();
+    const dayStart = localToInstant(date, '00:00', zone).toMillis();
+    let reason: string | null = null;
+    if (!slotDays.has(date)) {
+      if (customerReason) reason = customerReason;
+      else if (dayEnd <= earliest) reason = 'in the past or inside the minimum lead time';
+      else if (dayStart > latest) reason = 'beyond the book-ahead period';
+      else reason = dailyReason.get(date) ?? 'no free time';
+    }
+    days.push({ date, available: reason === null, reason });
+  }
+  return { timezoneName: zone, availableTimes: slots, availableDays: days };
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -39,6 +40,11 @@ import { registerCustomerRoutes } from './modules/customers/routes.js';
 import { createUserRepository } from './modules/users/repository.js';
 import { createUserService } from './modules/users/service.js';
 import { registerUserRoutes } from './modules/users/routes.js';
+import { createAvailabilityRepository } from './modules/availability/repository.js';
+import { createAvailabilityService } from './modules/availability/service.js';
+import { registerAvailabilityRoutes } from './modules/availability/routes.js';
+import { createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
+import type { AvailabilityCache } from './modules/availability/cache.js';
 import type { App } from './platform/http/types.js';
 
 export interface RegisteredRoute {
@@ -55,6 +61,8 @@ declare module 'fastify' {
 
 export interface BuildAppOptions {
   config: AppConfig;
+  /** Shared state across instances (caches, rate limits); in-process state without it. */
+  redis?: Redis | undefined;
   database: DatabaseHandle;
   secrets: Secrets;
   /** Set by the server during shutdown so /readyz fails while requests drain. */
@@ -69,7 +77,7 @@ export const LOG_REDACTIONS = [
 ];
 
 /** Builds the whole HTTP application: platform hooks first, then every capability's routes. */
-export async function buildApp({ config, database, secrets, isDraining = () => false }: BuildAppOptions): Promise<App> {
+export async function buildApp({ config, database, secrets, redis, isDraining = () => false }: BuildAppOptions): Promise<App> {
   const app = Fastify({
     logger: { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
     bodyLimit: config.bodyLimitBytes,
@@ -161,18 +169,41 @@ export async function buildApp({ config, database, secrets, isDraining = () => f
     const row = await companyRepository.byId(companyId);
     return { id: companyId, name: row?.name ?? '' };
   };
+  const availabilityCache: AvailabilityCache = redis ? createRedisAvailabilityCache(redis) : createMemoryAvailabilityCache();
+  // Catalog writes that can change slot generation clear exactly the cached searches they affect.
+  const touch = availabilityCache.touch.bind(availabilityCache);
   const catalogLinks = createCatalogLinks(database.db);
   registerLocationRoutes(app, {
-    locations: createLocationService({ repository: createLocationRepository(database.db), links: catalogLinks, companySummary }),
+    locations: createLocationService({
+      repository: createLocationRepository(database.db),
+      links: catalogLinks,
+      companySummary,
+      onSlotSettingsChanged: (companyId, id) => touch(companyId, { locations: [id] }),
+    }),
   });
   registerServiceRoutes(app, {
-    services: createServiceService({ db: database.db, repository: createServiceRepository(database.db), links: catalogLinks, companySummary }),
+    services: createServiceService({
+      db: database.db,
+      repository: createServiceRepository(database.db),
+      links: catalogLinks,
+      companySummary,
+      onSlotSettingsChanged: (companyId, id) => touch(companyId, { services: [id] }),
+    }),
   });
   registerResourceRoutes(app, {
-    resources: createResourceService({ db: database.db, repository: createResourceRepository(database.db), links: catalogLinks, companySummary }),
+    resources: createResourceService({
+      db: database.db,
+      repository: createResourceRepository(database.db),
+      links: catalogLinks,
+      companySummary,
+      onSlotSettingsChanged: (companyId, id) => touch(companyId, { resources: [id] }),
+    }),
   });
   registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
   registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
+
+  const availability = createAvailabilityService({ db: database.db, repository: createAvailabilityRepository(database.db), cache: availabilityCache });
+  registerAvailabilityRoutes(app, { availability });
 
   await app.ready();
   return app;

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './platform/config.js';
 import { openDatabase } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
+import { Redis } from 'ioredis';
 
 async function main() {
   let config;
@@ -24,8 +25,11 @@ async function main() {
   await migrate(database.db);
   const secrets = await resolveSecrets(database.db, config);
 
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) : undefined;
+  if (redis) await redis.connect();
+
   let draining = false;
-  const app = await buildApp({ config, database, secrets, isDraining: () => draining });
+  const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
 
@@ -45,6 +49,7 @@ async function main() {
     try {
       await app.close();
       await database.close();
+      await redis?.quit();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFile
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { AppConfig } from '../../src/platform/config.js';
@@ -23,6 +24,7 @@ export interface TestContext {
   app: App;
   database: DatabaseHandle;
   config: AppConfig;
+  redis: Redis | undefined;
   close(): Promise<void>;
 }
 
@@ -60,17 +62,29 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
   return database;
 }
 
+/** CI's second pass sets TEST_REDIS_URL: shared state then goes through a real Redis. */
+export async function openTestRedis(): Promise<Redis | undefined> {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) return undefined;
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  await redis.connect();
+  return redis;
+}
+
 export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
   const database = await openTestDatabase();
-  const app = await buildApp({ config, database, secrets: TEST_SECRETS });
+  const redis = await openTestRedis();
+  const app = await buildApp({ config, database, secrets: TEST_SECRETS, redis });
   return {
     app,
     database,
     config,
+    redis,
     async close() {
       await app.close();
       await database.close();
+      await redis?.quit();
     },
   };
 }

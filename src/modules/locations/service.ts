@@ -30,7 +30,15 @@ function checkWeekly(weekly: WeeklyAvailability | null | undefined) {
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-export function createLocationService(deps: { repository: LocationRepository; links: CatalogLinks; companySummary: CompanySummaryLookup }) {
+export interface LocationDeps {
+  repository: LocationRepository;
+  links: CatalogLinks;
+  companySummary: CompanySummaryLookup;
+  /** Told of every change that can alter slot generation (the availability cache listens). */
+  onSlotSettingsChanged?: (companyId: string, locationId: string) => void | Promise<void>;
+}
+
+export function createLocationService(deps: LocationDeps) {
   const { repository } = deps;
   const scopeOf = (principal: Principal & { companyId: string }) =>
     catalogScope(principal, (resourceId) => deps.links.resourceLocationIds(principal.companyId, resourceId));
@@ -121,6 +129,7 @@ export function createLocationService(deps: { repository: LocationRepository; li
         ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}),
       });
       if (!row) throw notFound('Location not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
       return (await withGraph(principal.companyId, [row], FULL))[0]!;
     },
 
@@ -128,6 +137,7 @@ export function createLocationService(deps: { repository: LocationRepository; li
       await loadVisible(principal, id);
       const row = await repository.update(principal.companyId, id, { archivedAt: new Date() });
       if (!row) throw notFound('Location not found');
+      await deps.onSlotSettingsChanged?.(principal.companyId, id);
     },
   };
 }

@@ -166,7 +166,108 @@ export interface ServiceLocationsTable { companyId: string; serviceId: string; l
 export interface ResourceLocationsTable { companyId: string; resourceId: string; locationId: string }
 export interface ResourceServicesTable { companyId: string; resourceId: string; serviceId: string }
 
+type Scope = { locationId: string | null; resourceId: string | null; serviceId: string | null };
+
+export interface BlocksTable extends Scope {
+  companyId: string;
+  id: string;
+  startTime: Date;
+  endTime: Date;
+  reason: string | null;
+  createdAt: CreatedAt;
+}
+
+export type RecurrenceFrequency = 'DAILY' | 'WEEKLY' | 'BIWEEKLY' | 'MONTHLY' | 'YEARLY';
+
+export interface RecurringBlocksTable extends Scope {
+  companyId: string;
+  id: string;
+  name: string;
+  frequency: RecurrenceFrequency;
+  interval: Generated<number>;
+  startDate: string;
+  endDate: string | null;
+  startTime: string;
+  endTime: string;
+  iana: string;
+  weekdays: ColumnType<number[], number[] | undefined, number[]>;
+  dayOfMonth: number | null;
+  legacyId: string | null;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface HolidaysTable {
+  companyId: string;
+  id: string;
+  locationId: string;
+  date: string;
+  name: string;
+  createdAt: CreatedAt;
+}
+
+interface AllocationColumns {
+  companyId: string;
+  id: string;
+  locationId: string;
+  serviceId: string | null;
+  resourceId: string | null;
+  startTime: string;
+  endTime: string;
+  bookingsPerSlot: number | null;
+  legacyId: string | null;
+  createdAt: CreatedAt;
+}
+export interface WeeklyAllocationsTable extends AllocationColumns {
+  day: 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+}
+export interface SingleAllocationsTable extends AllocationColumns {
+  date: string;
+}
+
+export type AppointmentStatus = 'IN' | 'RS' | 'BK' | 'CN' | 'RE';
+
+export interface AppointmentsTable extends CustomFields {
+  companyId: string;
+  id: string;
+  locationId: string;
+  serviceId: string;
+  customerId: string | null;
+  status: AppointmentStatus;
+  startTime: Date;
+  endTime: Date;
+  duration: number;
+  padding: Generated<number>;
+  expiresAt: Date | null;
+  confirmed: Generated<boolean>;
+  allowPaddingOverflow: Generated<boolean>;
+  ignoreExternalEvents: Generated<boolean>;
+  notes: string | null;
+  rescheduledFromId: string | null;
+  rescheduledToId: string | null;
+  legacyId: string | null;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface AppointmentResourcesTable {
+  companyId: string;
+  appointmentId: string;
+  resourceId: string;
+  startTime: Date;
+  endTime: Date;
+  status: AppointmentStatus;
+  expiresAt: Date | null;
+}
+
 export interface Database {
+  blocks: BlocksTable;
+  recurringBlocks: RecurringBlocksTable;
+  holidays: HolidaysTable;
+  weeklyAllocations: WeeklyAllocationsTable;
+  singleAllocations: SingleAllocationsTable;
+  appointments: AppointmentsTable;
+  appointmentResources: AppointmentResourcesTable;
   locations: LocationsTable;
   services: ServicesTable;
   resources: ResourcesTable;

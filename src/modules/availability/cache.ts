@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * The availability cache. A search result depends on one location, one service, some resources
+ * and perhaps one customer. Each of those has a version; a write that can change slot generation
+ * bumps the versions of exactly the records it touches (an appointment: its resources, its service
+ * for the daily limits, its customer; a block: its scope; a schedule change: that record). A cached
+ * result is keyed by the search plus the versions it was computed from, so a bump makes every
+ * dependent entry unreachable at once and nothing else.
+ *
+ * Searches run with `now` floored to the minute whether or not the cache is used, and the minute
+ * is part of the key, so the cache never changes an answer; entries live two minutes.
+ *
+ * Shared through Redis when REDIS_URL is set (every instance sees every bump), in process otherwise.
+ */
+export type EntityKind = 'location' | 'service' | 'resource' | 'customer';
+
+export interface TouchedEntities {
+  locations?: string[];
+  services?: string[];
+  resources?: string[];
+  customers?: string[];
+}
+
+export interface AvailabilityCache {
+  /** Invalidates every cached search that depends on any of these records. */
+  touch(companyId: string, entities: TouchedEntities): Promise<void>;
+  /** The cache key of a search, or null when a version could not be read (then do not cache). */
+  keyFor(companyId: string, entities: TouchedEntities, search: unknown): Promise<string>;
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const ENTRY_TTL_SECONDS = 120;
+
+function versionKeys(companyId: string, entities: TouchedEntities): string[] {
+  const keys: string[] = [];
+  const add = (kind: EntityKind, ids: string[] | undefined) => {
+    for (const id of ids ?? []) keys.push(`slotwise:v:${companyId}:${kind}:${id}`);
+  };
+  add('location', entities.locations);
+  add('service', entities.services);
+  add('resource', entities.resources);
+  add('customer', entities.customers);
+  return keys;
+}
+
+function digest(versions: Array<string | number | null>, search: unknown): string {
+  return createHash('sha256').update(JSON.stringify([versions, search])).digest('base64url');
+}
+
+export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCache {
+  const versions = new Map<string, number>();
+  const entries = new Map<string, { value: string; expires: number }>();
+  return {
+    async touch(companyId, entities) {
+      for (const key of versionKeys(companyId, entities)) versions.set(key, (versions.get(key) ?? 0) + 1);
+    },
+    async keyFor(companyId, entities, search) {
+      const keys = versionKeys(companyId, entities);
+      return `slotwise:a:${companyId}:${digest(keys.map((k) => versions.get(k) ?? 0), search)}`;
+    },
+    async get(key) {
+      const entry = entries.get(key);
+      if (!entry) return null;
+      if (entry.expires < Date.now()) {
+        entries.delete(key);
+        return null;
+      }
+      return entry.value;
+    },
+    async set(key, value) {
+      // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      entries.set(key, { value, expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+    },
+    async close() {},
+  };
+}
+
+export function createRedisAvailabilityCache(redis: Redis): AvailabilityCache {
+  return {
+    async touch(companyId, entities) {
+      const keys = versionKeys(companyId, entities);
+      if (keys.length === 0) return;
+      const pipeline = redis.pipeline();
+      for (const key of keys) pipeline.incr(key);
+      await pipeline.exec();
+    },
+    async keyFor(companyId, entities, search) {
+      const keys = versionKeys(companyId, entities);
+      const values = keys.length ? await redis.mget(...keys) : [];
+      return `slotwise:a:${companyId}:${digest(values, search)}`;
+    },
+    async get(key) {
+      return redis.get(key);
+    },
+    async set(key, value) {
+      await redis.set(key, value, 'EX', ENTRY_TTL_SECONDS);
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,195 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/database/index.js';
+
+/**
+ * The reads behind an availability search and the unavailability calendar. Every query is scoped
+ * by company and bounded by time, so a search touches only the rows of its window.
+ */
+export function createAvailabilityRepository(db: Db) {
+  return {
+    location(companyId: string, id: string) {
+      return db
+        .selectFrom('locations')
+        .select(['id', 'timezoneName', 'weeklyAvailability'])
+        .where('companyId', '=', companyId)
+        .where('id', '=', id)
+        .where('archivedAt', 'is', null)
+        .executeTakeFirst();
+    },
+
+    service(companyId: string, id: string) {
+      return db
+        .selectFrom('services')
+        .selectAll()
+        .where('companyId', '=', companyId)
+        .where('id', '=', id)
+        .where('archivedAt', 'is', null)
+        .executeTakeFirst();
+    },
+
+    async serviceOfferedAt(companyId: string, serviceId: string, locationId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('serviceLocations')
+        .select('serviceId')
+        .where('companyId', '=', companyId)
+        .where('serviceId', '=', serviceId)
+        .where('locationId', '=', locationId)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Live resources that work at the location and provide the service. */
+    bookableResources(companyId: string, locationId: string, serviceId: string) {
+      return db
+        .selectFrom('resources as r')
+        .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
+        .innerJoin('resourceServices as rs', (j) => j.onRef('rs.companyId', '=', 'r.companyId').onRef('rs.resourceId', '=', 'r.id'))
+        .select(['r.id', 'r.name', 'r.timezoneName', 'r.weeklyAvailability', 'r.bookingLimit'])
+        .where('r.companyId', '=', companyId)
+        .where('rl.locationId', '=', locationId)
+        .where('rs.serviceId', '=', serviceId)
+        .where('r.archivedAt', 'is', null)
+        .orderBy('r.id')
+        .execute();
+    },
+
+    /** One-off blocks overlapping [from, to) on any of the given scopes. */
+    blocks(companyId: string, scope: { locationIds: string[]; resourceIds: string[]; serviceIds: string[] }, from: Date, to: Date) {
+      return db
+        .selectFrom('blocks')
+        .select(['id', 'locationId', 'resourceId', 'serviceId', 'startTime', 'endTime', 'reason'])
+        .where('companyId', '=', companyId)
+        .where('startTime', '<', to)
+        .where('endTime', '>', from)
+        .where((eb) =>
+          eb.or([
+            scope.locationIds.length ? eb('locationId', 'in', scope.locationIds) : eb.val(false),
+            scope.resourceIds.length ? eb('resourceId', 'in', scope.resourceIds) : eb.val(false),
+            scope.serviceIds.length ? eb('serviceId', 'in', scope.serviceIds) : eb.val(false),
+          ]),
+        )
+        .orderBy('startTime')
+        .execute();
+    },
+
+    /** Recurring blocks of the scopes that may occur in [fromDate, toDate]. */
+    recurringBlocks(companyId: string, scope: { locationIds: string[]; resourceIds: string[]; serviceIds: string[] }, fromDate: string, toDate: string) {
+      return db
+        .selectFrom('recurringBlocks')
+        .selectAll()
+        .where('companyId', '=', companyId)
+        .where('startDate', '<=', toDate)
+        .where((eb) => eb.or([eb('endDate', 'is', null), eb('endDate', '>=', fromDate)]))
+        .where((eb) =>
+          eb.or([
+            scope.locationIds.length ? eb('locationId', 'in', scope.locationIds) : eb.val(false),
+            scope.resourceIds.length ? eb('resourceId', 'in', scope.resourceIds) : eb.val(false),
+            scope.serviceIds.length ? eb('serviceId', 'in', scope.serviceIds) : eb.val(false),
+          ]),
+        )
+        .execute();
+    },
+
+    holidays(companyId: string, locationIds: string[], fromDate: string, toDate: string) {
+      if (locationIds.length === 0) return Promise.resolve([]);
+      return db
+        .selectFrom('holidays')
+        .select(['id', 'locationId', 'date', 'name'])
+        .where('companyId', '=', companyId)
+        .where('locationId', 'in', locationIds)
+        .where('date', '>=', fromDate)
+        .where('date', '<=', toDate)
+        .execute();
+    },
+
+    /**
+     * Appointments holding any of the resources in [from, to): BK, RS and unexpired IN. One index
+     * range scan per resource on appointment_resources.
+     */
+    activeAppointmentsOfResources(companyId: string, resourceIds: string[], from: Date, to: Date, now: Date) {
+      if (resourceIds.length === 0) return Promise.resolve([]);
+      return db
+        .selectFrom('appointmentResources as ar')
+        .innerJoin('appointments as a', (j) => j.onRef('a.companyId', '=', 'ar.companyId').onRef('a.id', '=', 'ar.appointmentId'))
+        .select(['a.id', 'a.serviceId', 'a.locationId', 'a.customerId', 'a.startTime', 'a.endTime', 'a.padding', 'a.duration', 'ar.resourceId'])
+        .where('ar.companyId', '=', companyId)
+        .where('ar.resourceId', 'in', resourceIds)
+        .where('ar.status', 'in', ['IN', 'RS', 'BK'])
+        // padding extends an appointment, so look back far enough for the longest one
+        .where('ar.startTime', '<', to)
+        .where('ar.endTime', '>', new Date(from.getTime() - 24 * 3_600_000))
+        .where((eb) => eb.or([eb('ar.status', '!=', 'IN'), eb('ar.expiresAt', '>', now)]))
+        .execute();
+    },
+
+    /** The service's active bookings per local day of its location zone (daily limits). */
+    async dailyUsage(companyId: string, serviceId: string, zone: string, from: Date, to: Date, now: Date) {
+      const rows = await db
+        .selectFrom('appointments')
+        .select([
+          sql<string>`to_char(start_time at time zone ${zone}, 'YYYY-MM-DD')`.as('day'),
+          (eb) => eb.fn.countAll<number>().as('count'),
+          (eb) => eb.fn.sum<number>('duration').as('minutes'),
+        ])
+        .where('companyId', '=', companyId)
+        .where('serviceId', '=', serviceId)
+        .where('status', 'in', ['IN', 'RS', 'BK'])
+        .where((eb) => eb.or([eb('status', '!=', 'IN'), eb('expiresAt', '>', now)]))
+        .where('startTime', '>=', from)
+        .where('startTime', '<', to)
+        .groupBy(sql`1`)
+        .execute();
+      const usage: Record<string, { count: number; minutes: number }> = {};
+      for (const row of rows) usage[row.day] = { count: Number(row.count), minutes: Number(row.minutes) };
+      return usage;
+    },
+
+    /** What one customer already holds of a service (the per-customer limits). */
+    customerAppointments(companyId: string, customerId: string, serviceId: string) {
+      return db
+        .selectFrom('appointments as a')
+        .leftJoin('appointmentResources as ar', (j) => j.onRef('ar.companyId', '=', 'a.companyId').onRef('ar.appointmentId', '=', 'a.id'))
+        .select(['a.id', 'a.status', 'a.expiresAt', 'ar.resourceId'])
+        .where('a.companyId', '=', companyId)
+        .where('a.customerId', '=', customerId)
+        .where('a.serviceId', '=', serviceId)
+        .execute();
+    },
+
+    async customerExists(companyId: string, customerId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('customers')
+        .select('id')
+        .where('companyId', '=', companyId)
+        .where('id', '=', customerId)
+        .where('archivedAt', 'is', null)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Allocations of the location that apply to the service (or to any service). */
+    async allocations(companyId: string, locationId: string, serviceId: string, fromDate: string, toDate: string) {
+      const [weekly, single] = await Promise.all([
+        db
+          .selectFrom('weeklyAllocations')
+          .selectAll()
+          .where('companyId', '=', companyId)
+          .where('locationId', '=', locationId)
+          .where((eb) => eb.or([eb('serviceId', '=', serviceId), eb('serviceId', 'is', null)]))
+          .execute(),
+        db
+          .selectFrom('singleAllocations')
+          .selectAll()
+          .where('companyId', '=', companyId)
+          .where('locationId', '=', locationId)
+          .where((eb) => eb.or([eb('serviceId', '=', serviceId), eb('serviceId', 'is', null)]))
+          .where('date', '>=', fromDate)
+          .where('date', '<=', toDate)
+          .execute(),
+      ]);
+      return { weekly, single };
+    },
+  };
+}
+
+export type AvailabilityRepository = ReturnType<typeof createAvailabilityRepository>;

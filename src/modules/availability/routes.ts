@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../platform/http/types.js';
+import { Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { requireCompany } from '../../platform/auth/principal.js';
+import { validationError } from '../../platform/errors.js';
+import { StringEnum } from '../catalog/fields.js';
+import type { AvailabilityService } from './service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const AvailabilityQuery = Type.Object({
+  LocationId: Uuid(),
+  ServiceId: Uuid(),
+  startDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a local date of the location' }),
+  endDate: Type.Optional(Type.String({ format: 'date', description: 'Default: startDate. At most 31 days after it.' })),
+  duration: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_080, description: 'Minutes; one of the service\'s duration options' })),
+  ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
+  CustomerId: Type.Optional(Uuid({ description: 'Applies the per-customer limits' })),
+  roundRobin: Type.Optional(StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED'], { description: 'Default: the service\'s' })),
+});
+
+export const AvailabilityResponse = Type.Object(
+  {
+    timezoneName: Type.String(),
+    availableTimes: Type.Array(
+      Type.Object({
+        startTime: Type.String({ format: 'date-time' }),
+        endTime: Type.String({ format: 'date-time' }),
+        resourceIds: Type.Array(Uuid()),
+        remaining: Type.Integer({ description: 'Bookings still possible at this time with the listed resources' }),
+      }),
+    ),
+    availableDays: Type.Array(
+      Type.Object({ date: Type.String({ format: 'date' }), available: Type.Boolean(), reason: Type.Union([Type.String(), Type.Null()]) }),
+    ),
+  },
+  { $id: 'Availability' },
+);
+
+/** `ResourceIds=a,b` and `ResourceIds=a&ResourceIds=b` both mean [a, b]. */
+export function resourceIdList(values: string[] | undefined): string[] | undefined {
+  if (!values) return undefined;
+  const ids = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  ids.forEach((id, index) => {
+    if (!UUID.test(id)) throw validationError('query', `ResourceIds.${index}`, `${id} is not a valid uuid`);
+  });
+  return [...new Set(ids)];
+}
+
+export function registerAvailabilityRoutes(app: App, { availability }: { availability: AvailabilityService }) {
+  app.addSchema(AvailabilityResponse);
+
+  app.get(
+    '/v3/availability',
+    {
+      schema: {
+        tags: ['Availability'],
+        summary: 'Open slots of a service at a location',
+        description:
+          'Slots start every bookingInterval minutes from the start of each open window, in the location\'s time zone; times are UTC instants. ' +
+          'An empty result is a valid 200; availableDays says why a day has no slot.',
+        security: Security.company,
+        querystring: AvailabilityQuery,
+        response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const principal = requireCompany(request.principal);
+      return availability.search(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) });
+    },
+  );
+}

@@ -24,6 +24,7 @@ import { createClientCredentialService } from './modules/client-credentials/serv
 import { registerClientCredentialRoutes } from './modules/client-credentials/routes.js';
 import { registerOperationsRoutes } from './modules/operations/routes.js';
 import { registerPublicRoutes } from './modules/public/routes.js';
+import { createPublicRepository } from './modules/public/repository.js';
 import { createCatalogLinks } from './modules/catalog/links.js';
 import { createLocationRepository } from './modules/locations/repository.js';
 import { createLocationService } from './modules/locations/service.js';
@@ -43,6 +44,7 @@ import { registerUserRoutes } from './modules/users/routes.js';
 import { createAvailabilityRepository } from './modules/availability/repository.js';
 import { createAvailabilityService } from './modules/availability/service.js';
 import { registerAvailabilityRoutes } from './modules/availability/routes.js';
+import { createCalendarService } from './modules/availability/calendar.js';
 import { createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
 import type { AvailabilityCache } from './modules/availability/cache.js';
 import type { App } from './platform/http/types.js';
@@ -163,7 +165,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   registerIdentityRoutes(app, { identity, publicBaseUrl: config.publicBaseUrl });
   registerCompanyRoutes(app, { companies });
   registerClientCredentialRoutes(app, { clientCredentials });
-  registerPublicRoutes(app, { companies: companyRepository });
+  registerPublicRoutes(app, { companies: companyRepository, catalog: createPublicRepository(database.db) });
 
   const companySummary = async (companyId: string) => {
     const row = await companyRepository.byId(companyId);
@@ -203,7 +205,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
 
   const availability = createAvailabilityService({ db: database.db, repository: createAvailabilityRepository(database.db), cache: availabilityCache });
-  registerAvailabilityRoutes(app, { availability });
+  registerAvailabilityRoutes(app, {
+    availability,
+    calendar: createCalendarService({ db: database.db, repository: createAvailabilityRepository(database.db) }),
+  });
 
   await app.ready();
   return app;

@@ -122,6 +122,38 @@ export function createAvailabilityRepository(db: Db) {
         .execute();
     },
 
+    resourcesByIds(companyId: string, ids: string[]) {
+      if (ids.length === 0) return Promise.resolve([]);
+      return db
+        .selectFrom('resources')
+        .select(['id', 'timezoneName', 'weeklyAvailability'])
+        .where('companyId', '=', companyId)
+        .where('id', 'in', ids)
+        .where('archivedAt', 'is', null)
+        .execute();
+    },
+
+    /** Active appointments, one row per resource, that touch any of the scopes in [from, to). */
+    activeAppointmentsInScope(companyId: string, scope: { locationIds: string[]; resourceIds: string[]; serviceIds: string[] }, from: Date, to: Date, now: Date) {
+      return db
+        .selectFrom('appointmentResources as ar')
+        .innerJoin('appointments as a', (j) => j.onRef('a.companyId', '=', 'ar.companyId').onRef('a.id', '=', 'ar.appointmentId'))
+        .select(['a.id', 'a.startTime', 'a.endTime', 'ar.resourceId'])
+        .where('ar.companyId', '=', companyId)
+        .where('ar.status', 'in', ['IN', 'RS', 'BK'])
+        .where((eb) => eb.or([eb('ar.status', '!=', 'IN'), eb('ar.expiresAt', '>', now)]))
+        .where('ar.startTime', '<', to)
+        .where('ar.endTime', '>', from)
+        .where((eb) =>
+          eb.or([
+            scope.resourceIds.length ? eb('ar.resourceId', 'in', scope.resourceIds) : eb.val(false),
+            scope.locationIds.length ? eb('a.locationId', 'in', scope.locationIds) : eb.val(false),
+            scope.serviceIds.length ? eb('a.serviceId', 'in', scope.serviceIds) : eb.val(false),
+          ]),
+        )
+        .execute();
+    },
+
     /** The service's active bookings per local day of its location zone (daily limits). */
     async dailyUsage(companyId: string, serviceId: string, zone: string, from: Date, to: Date, now: Date) {
       const rows = await db

@@ -5,6 +5,8 @@ import { requireCompany } from '../../platform/auth/principal.js';
 import { validationError } from '../../platform/errors.js';
 import { StringEnum } from '../catalog/fields.js';
 import type { AvailabilityService } from './service.js';
+import type { CalendarService } from './calendar.js';
+import { badRequest } from '../../platform/errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -47,8 +49,85 @@ export function resourceIdList(values: string[] | undefined): string[] | undefin
   return [...new Set(ids)];
 }
 
-export function registerAvailabilityRoutes(app: App, { availability }: { availability: AvailabilityService }) {
+const CalendarRow = Type.Object(
+  {
+    start_time: Type.String({ format: 'date-time' }),
+    end_time: Type.String({ format: 'date-time' }),
+    source: StringEnum(['weekly', 'recurring', 'appointment', 'holiday', 'block']),
+    entity_type: StringEnum(['location', 'resource', 'service']),
+    entity_id: Uuid(),
+    source_id: Type.Union([Uuid(), Type.Null()], { description: 'The block, recurring block, holiday or appointment; null for weekly rows' }),
+    external_transparency: Type.Union([Type.String(), Type.Null()]),
+    external_event_type: Type.Union([Type.String(), Type.Null()]),
+    external_busy: Type.Union([Type.Boolean(), Type.Null()]),
+  },
+  { $id: 'UnavailabilityRow' },
+);
+
+const CalendarQuery = Type.Object({
+  LocationIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
+  ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
+  ServiceId: Type.Optional(Uuid()),
+  startDate: Type.String({ format: 'date' }),
+  endDate: Type.Optional(Type.String({ format: 'date' })),
+  roundRobin: Type.Optional(Type.String({ description: 'Removed: sending it is a 400' })),
+});
+
+/** Comma-separated or repeated uuids of one query parameter. */
+function idList(name: string, values: string[] | undefined): string[] | undefined {
+  if (!values) return undefined;
+  const ids = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  ids.forEach((id, index) => {
+    if (!UUID.test(id)) throw validationError('query', `${name}.${index}`, `${id} is not a valid uuid`);
+  });
+  return [...new Set(ids)];
+}
+
+export function registerAvailabilityRoutes(app: App, { availability, calendar }: { availability: AvailabilityService; calendar: CalendarService }) {
   app.addSchema(AvailabilityResponse);
+  app.addSchema(CalendarRow);
+
+  const calendarHandler = async (request: { principal: unknown; query: import('@sinclair/typebox').Static<typeof CalendarQuery> }) => {
+    const principal = requireCompany(request.principal as never);
+    if (request.query.roundRobin !== undefined) throw badRequest('The roundRobin parameter has been removed from this route');
+    return {
+      data: await calendar.rows(principal.companyId, {
+        LocationIds: idList('LocationIds', request.query.LocationIds),
+        ResourceIds: idList('ResourceIds', request.query.ResourceIds),
+        ServiceId: request.query.ServiceId,
+        startDate: request.query.startDate,
+        endDate: request.query.endDate,
+      }),
+    };
+  };
+  const calendarSchema = {
+    tags: ['Unavailability'],
+    summary: 'Every interval that removes availability, one row each (not merged)',
+    description: 'At least one of LocationIds, ResourceIds or ServiceId. Dates are read in the first location\'s zone, else the first resource\'s, else UTC; at most 31 days.',
+    security: Security.company,
+    querystring: CalendarQuery,
+    response: { 200: Type.Object({ data: Type.Array(Type.Ref('UnavailabilityRow')) }), ...errorResponses(400, 401, 403) },
+  };
+  app.get('/v3/unavailability', { schema: calendarSchema }, calendarHandler);
+  app.get('/v3/unavailability/calendar', { schema: { ...calendarSchema, deprecated: true, summary: 'Deprecated: the same as GET /v3/unavailability' } }, calendarHandler);
+
+  app.get(
+    '/v3/public/availability',
+    {
+      config: { access: { mode: 'public' } },
+      schema: {
+        tags: ['Public booking'],
+        summary: 'Open slots for a public booking page (services shown online only)',
+        security: Security.public,
+        querystring: Type.Omit(AvailabilityQuery, ['CustomerId']),
+        response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const principal = requireCompany(request.principal);
+      return availability.search(principal.companyId, null, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) }, { onlineOnly: true });
+    },
+  );
 
   app.get(
     '/v3/availability',

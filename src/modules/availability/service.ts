@@ -191,10 +191,14 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   }
 
   return {
-    async search(companyId: string, principal: Principal | null, search: AvailabilitySearch): Promise<AvailabilityResult> {
+    /** `onlineOnly`: public booking pages see only services with showOnline. */
+    async search(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<AvailabilityResult> {
       // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
       const nowMs = Math.floor(clock() / 60_000) * 60_000;
       const prepared = await prepare(companyId, principal, search, nowMs);
+      if (options.onlineOnly && !prepared.service.showOnline) {
+        throw validationError('query', 'ServiceId', `${search.ServiceId} is not a service of this company`);
+      }
       const roundRobin = search.roundRobin ?? prepared.service.roundRobin;
       const searchKey = {
         l: search.LocationId,

@@ -1,0 +1,152 @@
+import { DateTime } from 'luxon';
+import type { Db } from '../../platform/database/index.js';
+import { validationError } from '../../platform/errors.js';
+import { expandRecurrence } from '../../domain/recurrence.js';
+import { localToInstant } from '../../domain/local-time.js';
+import { WEEKDAYS, minutesOfDay } from '../../domain/weekly-availability.js';
+import type { WeeklySchedule } from '../../domain/weekly-availability.js';
+import { assertOwned } from '../catalog/ownership.js';
+import type { AvailabilityRepository } from './repository.js';
+import { MAX_SEARCH_DAYS } from './service.js';
+
+/**
+ * GET /v3/unavailability: every concrete interval that removes availability from the given
+ * locations, resources and service, one row each, never merged. Rows are snake_case as the
+ * specification says. `external_*` fields are null for every source here; they carry values only
+ * for intervals from external calendar sync.
+ */
+export type CalendarSource = 'weekly' | 'recurring' | 'appointment' | 'holiday' | 'block';
+
+export interface CalendarRow {
+  start_time: string;
+  end_time: string;
+  source: CalendarSource;
+  entity_type: 'location' | 'resource' | 'service';
+  entity_id: string;
+  source_id: string | null;
+  external_transparency: string | null;
+  external_event_type: string | null;
+  external_busy: boolean | null;
+}
+
+export interface CalendarQuery {
+  LocationIds?: string[] | undefined;
+  ResourceIds?: string[] | undefined;
+  ServiceId?: string | undefined;
+  startDate: string;
+  endDate?: string | undefined;
+}
+
+const addDays = (date: string, days: number) => DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function row(start: number, end: number, source: CalendarSource, entityType: CalendarRow['entity_type'], entityId: string, sourceId: string | null): CalendarRow {
+  return {
+    start_time: iso(start),
+    end_time: iso(end),
+    source,
+    entity_type: entityType,
+    entity_id: entityId,
+    source_id: sourceId,
+    external_transparency: null,
+    external_event_type: null,
+    external_busy: null,
+  };
+}
+
+/** Closed time of a weekly schedule: a closed day is one day-wide row; an open day gives a row
+ * for each closed stretch around its intervals (day-wide and partial rows are never merged). */
+function weeklyClosedRows(schedule: WeeklySchedule, zone: string, from: string, to: string, entityType: CalendarRow['entity_type'], entityId: string): CalendarRow[] {
+  const rows: CalendarRow[] = [];
+  for (let date = from; date <= to; date = addDays(date, 1)) {
+    const weekday = WEEKDAYS[DateTime.fromISO(date, { zone: 'UTC' }).weekday - 1]!;
+    const intervals = [...(schedule[weekday] ?? [])].sort((a, b) => minutesOfDay(a.start) - minutesOfDay(b.start));
+    let cursor = '00:00';
+    for (const interval of intervals) {
+      if (minutesOfDay(interval.start) > minutesOfDay(cursor)) {
+        rows.push(row(localToInstant(date, cursor, zone).toMillis(), localToInstant(date, interval.start, zone).toMillis(), 'weekly', entityType, entityId, null));
+      }
+      cursor = interval.end;
+    }
+    if (minutesOfDay(cursor) < 1440) {
+      rows.push(row(localToInstant(date, cursor, zone).toMillis(), localToInstant(date, '24:00', zone).toMillis(), 'weekly', entityType, entityId, null));
+    }
+  }
+  return rows;
+}
+
+export function createCalendarService({ db, repository }: { db: Db; repository: AvailabilityRepository }) {
+  return {
+    async rows(companyId: string, query: CalendarQuery, nowMs: number = Date.now()) {
+      const locationIds = query.LocationIds ?? [];
+      const resourceIds = query.ResourceIds ?? [];
+      const serviceIds = query.ServiceId ? [query.ServiceId] : [];
+      if (locationIds.length + resourceIds.length + serviceIds.length === 0) {
+        throw validationError('query', 'LocationIds', 'At least one of LocationIds, ResourceIds or ServiceId is required');
+      }
+      await assertOwned(db, companyId, [
+        { table: 'locations', ids: locationIds, location: 'query', path: 'LocationIds' },
+        { table: 'resources', ids: resourceIds, location: 'query', path: 'ResourceIds' },
+        { table: 'services', ids: serviceIds, location: 'query', path: 'ServiceId', single: true },
+      ]);
+      const endDate = query.endDate ?? query.startDate;
+      if (endDate < query.startDate) throw validationError('query', 'endDate', 'endDate must be on or after startDate');
+      if (DateTime.fromISO(endDate).diff(DateTime.fromISO(query.startDate), 'days').days + 1 > MAX_SEARCH_DAYS) {
+        throw validationError('query', 'endDate', `A calendar covers at most ${MAX_SEARCH_DAYS} days`);
+      }
+
+      const locations = (await Promise.all(locationIds.map((id) => repository.location(companyId, id)))).filter((l) => l !== undefined);
+      const resources = (await repository.resourcesByIds(companyId, resourceIds));
+      const services = (await Promise.all(serviceIds.map((id) => repository.service(companyId, id)))).filter((s) => s !== undefined);
+      // Dates are read in the first location's zone, else the first resource's, else UTC.
+      const zone = locations[0]?.timezoneName ?? resources.find((r) => r.timezoneName)?.timezoneName ?? 'UTC';
+      const from = localToInstant(query.startDate, '00:00', zone);
+      const to = localToInstant(addDays(endDate, 1), '00:00', zone);
+      const scope = { locationIds, resourceIds, serviceIds };
+
+      const [blocks, recurring, holidays, appointments] = await Promise.all([
+        repository.blocks(companyId, scope, from.toJSDate(), to.toJSDate()),
+        repository.recurringBlocks(companyId, scope, addDays(query.startDate, -1), addDays(endDate, 1)),
+        repository.holidays(companyId, locationIds, query.startDate, endDate),
+        repository.activeAppointmentsInScope(companyId, scope, from.toJSDate(), to.toJSDate(), new Date(nowMs)),
+      ]);
+
+      const rows: CalendarRow[] = [];
+      for (const location of locations) {
+        if (location.weeklyAvailability) rows.push(...weeklyClosedRows(location.weeklyAvailability as WeeklySchedule, location.timezoneName, query.startDate, endDate, 'location', location.id));
+      }
+      for (const resource of resources) {
+        if (resource.weeklyAvailability) {
+          rows.push(...weeklyClosedRows(resource.weeklyAvailability as WeeklySchedule, resource.timezoneName ?? zone, query.startDate, endDate, 'resource', resource.id));
+        }
+      }
+      for (const service of services) {
+        if (service.weeklyAvailability) rows.push(...weeklyClosedRows(service.weeklyAvailability as WeeklySchedule, zone, query.startDate, endDate, 'service', service.id));
+      }
+      const scopeOf = (r: { locationId: string | null; resourceId: string | null; serviceId: string | null }) =>
+        r.resourceId ? (['resource', r.resourceId] as const) : r.serviceId ? (['service', r.serviceId] as const) : (['location', r.locationId!] as const);
+      for (const block of blocks) {
+        const [type, id] = scopeOf(block);
+        rows.push(row(block.startTime.getTime(), block.endTime.getTime(), 'block', type, id, block.id));
+      }
+      for (const rule of recurring) {
+        const [type, id] = scopeOf(rule);
+        for (const o of expandRecurrence(rule, from, to)) rows.push(row(o.start.toMillis(), o.end.toMillis(), 'recurring', type, id, rule.id));
+      }
+      for (const holiday of holidays) {
+        const tz = locations.find((l) => l.id === holiday.locationId)?.timezoneName ?? zone;
+        rows.push(row(localToInstant(holiday.date, '00:00', tz).toMillis(), localToInstant(addDays(holiday.date, 1), '00:00', tz).toMillis(), 'holiday', 'location', holiday.locationId, holiday.id));
+      }
+      for (const appointment of appointments) {
+        rows.push(row(appointment.startTime.getTime(), appointment.endTime.getTime(), 'appointment', 'resource', appointment.resourceId, appointment.id));
+      }
+      const fromMs = from.toMillis();
+      const toMs = to.toMillis();
+      return rows
+        .filter((r) => Date.parse(r.start_time) < toMs && Date.parse(r.end_time) > fromMs)
+        .sort((a, b) => a.start_time.localeCompare(b.start_time) || a.source.localeCompare(b.source) || a.entity_id.localeCompare(b.entity_id));
+    },
+  };
+}
+
+export type CalendarService = ReturnType<typeof createCalendarService>;

@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import type { Principal } from '../../platform/auth/principal.js';
 import type { App } from '../../platform/http/types.js';
 import { Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
@@ -87,8 +89,8 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
   app.addSchema(AvailabilityResponse);
   app.addSchema(CalendarRow);
 
-  const calendarHandler = async (request: { principal: unknown; query: import('@sinclair/typebox').Static<typeof CalendarQuery> }) => {
-    const principal = requireCompany(request.principal as never);
+  const calendarHandler = async (request: { principal: Principal | null; query: Static<typeof CalendarQuery> }) => {
+    const principal = requireCompany(request.principal);
     if (request.query.roundRobin !== undefined) throw badRequest('The roundRobin parameter has been removed from this route');
     return {
       data: await calendar.rows(principal.companyId, {

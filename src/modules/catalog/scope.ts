@@ -39,6 +39,20 @@ export interface CatalogScope {
 }
 
 /**
+ * For a Resource-role user, the only resource and services that nested summaries in location and
+ * service graphs may name: their linked resource and its services (Dashboard roles 4: they read
+ * only the linked resource). null for every other caller: no narrowing.
+ */
+export async function resourceRoleNesting(
+  principal: Principal,
+  linkedResourceServices: (resourceId: string) => Promise<string[]>,
+): Promise<{ resourceIds: Set<string>; serviceIds: Set<string> } | null> {
+  if (!isResourceRole(principal)) return null;
+  const resourceId = principal.linkedResourceId;
+  return { resourceIds: new Set(resourceId ? [resourceId] : []), serviceIds: new Set(resourceId ? await linkedResourceServices(resourceId) : []) };
+}
+
+/**
  * What the caller may see of the catalog. Location-scoped users see their allowed locations; a
  * Resource-role user sees the locations of their linked resource (Dashboard roles 4).
  */

@@ -3,7 +3,7 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { forbidden, notFound, validationErrors, fieldError } from '../../platform/errors.js';
 import type { Address, WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
-import { catalogScope, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { catalogScope, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting } from '../catalog/scope.js';
 import { groupLinks, pageOf } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
@@ -59,11 +59,13 @@ export function createLocationService(deps: LocationDeps) {
     };
   }
 
-  /** Nested objects: everything for a single read, what `include` names for a list. */
-  async function withGraph(companyId: string, rows: LocationRow[], include: Set<string>) {
+  /** Nested objects: everything for a single read, what `include` names for a list; for a
+   * Resource-role reader only their own resource and its services. */
+  async function withGraph(companyId: string, rows: LocationRow[], include: Set<string>, reader?: Principal) {
     const links = include.has('services') || include.has('resources') ? await repository.links(companyId, rows.map((r) => r.id)) : undefined;
-    const services = links ? groupLinks(links.services, 'locationId') : undefined;
-    const resources = links ? groupLinks(links.resources, 'locationId') : undefined;
+    const nesting = reader && links ? await resourceRoleNesting(reader, (resourceId) => deps.links.resourceServiceIds(companyId, resourceId)) : null;
+    const services = links ? groupLinks(nesting ? links.services.filter((s) => nesting.serviceIds.has(s.id)) : links.services, 'locationId') : undefined;
+    const resources = links ? groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'locationId') : undefined;
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
       ...baseView(row),
@@ -105,7 +107,7 @@ export function createLocationService(deps: LocationDeps) {
 
     async read(principal: Principal & { companyId: string }, id: string) {
       const row = await loadVisible(principal, id);
-      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+      return (await withGraph(principal.companyId, [row], FULL, principal))[0]!;
     },
 
     async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string> }) {
@@ -116,7 +118,7 @@ export function createLocationService(deps: LocationDeps) {
         query.limit,
         (query.page - 1) * query.limit,
       );
-      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+      return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
     async update(principal: Principal & { companyId: string }, id: string, input: LocationWrite) {

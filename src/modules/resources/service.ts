@@ -115,13 +115,21 @@ export function createResourceService(deps: ResourceDeps) {
     },
 
     async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string>; locationId?: string | undefined; serviceId?: string | undefined }) {
+      // A filter id that is not one of the company's live records is a 400 naming it, not an empty list.
+      await assertOwned(deps.db, principal.companyId, [
+        { table: 'locations', ids: query.locationId ? [query.locationId] : [], location: 'query', path: 'LocationId', single: true },
+        { table: 'services', ids: query.serviceId ? [query.serviceId] : [], location: 'query', path: 'ServiceId', single: true },
+      ]);
       const scope = await scopeOf(principal);
       let locationIds = scope.locationIds ? [...scope.locationIds] : null;
       if (query.locationId) locationIds = locationIds ? locationIds.filter((id) => id === query.locationId) : [query.locationId];
       const resourceIds = isResourceRole(principal) ? (scope.linkedResourceId ? [scope.linkedResourceId] : []) : null;
+      // A Resource-role user's scope is their resource, not its locations; a LocationId filter
+      // still narrows it.
+      if (resourceIds) locationIds = query.locationId ? [query.locationId] : null;
       const { rows, total } = await repository.page(
         principal.companyId,
-        { locationIds: resourceIds ? null : locationIds, resourceIds, serviceId: query.serviceId },
+        { locationIds, resourceIds, serviceId: query.serviceId },
         query.limit,
         (query.page - 1) * query.limit,
       );

@@ -28,7 +28,9 @@ const Fields = {
     description: 'How far ahead booking is allowed, with bookAheadValue',
     'x-codes': { enum: 'SETTINGS-104' },
   }),
-  bookAheadValue: Nullable(Type.Integer({ minimum: 1, maximum: 1440, description: '1-365 days, 1-52 weeks, 1-1440 months' })),
+  bookAheadValue: Nullable(
+    Type.Integer({ minimum: 1, maximum: 1440, description: '1-365 days, 1-52 weeks, 1-1440 months', 'x-codes': { minimum: 'SETTINGS-105', maximum: 'SETTINGS-105' } }),
+  ),
   bookInAdvance: Type.Integer({ minimum: 0, maximum: 10_080, description: 'Minimum lead time in minutes', 'x-codes': { minimum: 'SETTINGS-103', maximum: 'SETTINGS-103' } }),
   bookingLimit: Count('Active appointments (BK and unexpired IN) per customer; 0 = unlimited'),
   maxBookingLimit: Count('Lifetime appointments per customer (RE not counted); 0 = unlimited'),

@@ -6,7 +6,7 @@ import type { WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { serviceSettingProblems } from '../../domain/service-rules.js';
 import { assertOwned } from '../catalog/ownership.js';
-import { assertLocationsInScope, catalogScope, inScope, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { assertLocationsInScope, catalogScope, inScope, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting } from '../catalog/scope.js';
 import { groupLinks, pageOf } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
@@ -44,10 +44,12 @@ export function createServiceService(deps: ServiceDeps) {
     return { ...fields, companyId: row.companyId, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
   }
 
-  async function withGraph(companyId: string, rows: ServiceRow[], include: Set<string>) {
+  /** For a Resource-role reader, nested resources show only their own resource. */
+  async function withGraph(companyId: string, rows: ServiceRow[], include: Set<string>, reader?: Principal) {
     const links = await repository.links(companyId, rows.map((r) => r.id));
+    const nesting = reader ? await resourceRoleNesting(reader, (resourceId) => deps.links.resourceServiceIds(companyId, resourceId)) : null;
     const locations = groupLinks(links.locations, 'serviceId');
-    const resources = groupLinks(links.resources, 'serviceId');
+    const resources = groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'serviceId');
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
       ...view(row),
@@ -103,10 +105,14 @@ export function createServiceService(deps: ServiceDeps) {
     },
 
     async read(principal: Principal & { companyId: string }, id: string) {
-      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL))[0]!;
+      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL, principal))[0]!;
     },
 
     async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string>; locationId?: string | undefined }) {
+      // A filter id that is not one of the company's live records is a 400 naming it, not an empty list.
+      if (query.locationId) {
+        await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: [query.locationId], location: 'query', path: 'LocationId', single: true }]);
+      }
       const scope = await scopeOf(principal);
       let locationIds = scope.locationIds ? [...scope.locationIds] : null;
       if (query.locationId) locationIds = locationIds ? locationIds.filter((id) => id === query.locationId) : [query.locationId];
@@ -116,7 +122,7 @@ export function createServiceService(deps: ServiceDeps) {
         query.limit,
         (query.page - 1) * query.limit,
       );
-      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+      return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
     async update(principal: Principal & { companyId: string }, id: string, input: ServiceWrite) {

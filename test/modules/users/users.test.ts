@@ -1,0 +1,525 @@
+// Dashboard users: GET /v3/users, POST /v3/users/setUsers (create or update by email) and
+// POST /v3/users/adjustUsers (change role and access by user id). Dashboard roles 2 of the
+// specification (core-interface.md, Authentication): Owner may assign any role including Owner;
+// Admin may not assign Owner, may not change another Admin's role, and may promote User to Admin;
+// at least one Owner must remain. "Dashboard user fields": linkedResourceId is required with role
+// Resource and must belong to the company. All items of one request apply together or not at all.
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { addMember, createTenant, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
+import type { Tenant, TestContext } from '../../helpers/app.js';
+
+let context: TestContext;
+before(async () => {
+  context = await createTestContext();
+});
+after(() => context.close());
+
+type Role = 'Owner' | 'Admin' | 'User' | 'Resource';
+interface Member {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  locationAccessMode: 'COMPANY' | 'LOCATIONS';
+  allowedLocationIds: string[];
+  linkedResourceId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  temporaryPassword?: string;
+}
+interface FieldError {
+  type: string;
+  location: string;
+  path: string;
+  msg: string;
+}
+
+type Headers = Record<string, string>;
+
+function setUsers(headers: Headers, users: Array<Record<string, unknown>>) {
+  return context.app.inject({ method: 'POST', url: '/v3/users/setUsers', headers, payload: { users } });
+}
+function adjustUsers(headers: Headers, users: Array<Record<string, unknown>>) {
+  return context.app.inject({ method: 'POST', url: '/v3/users/adjustUsers', headers, payload: { users } });
+}
+
+function changed(response: LightMyRequestResponse): Member[] {
+  assert.equal(response.statusCode, 200, response.body);
+  return json<{ data: Member[] }>(response).data;
+}
+
+async function members(tenant: Tenant): Promise<Member[]> {
+  const response = await context.app.inject({ method: 'GET', url: '/v3/users?limit=100', headers: tenant.dashboard });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<{ data: Member[] }>(response).data;
+}
+/** Every member as GET /v3/users shows it, as a comparable snapshot. */
+async function snapshot(tenant: Tenant, headers: Headers = tenant.dashboard) {
+  const response = await context.app.inject({ method: 'GET', url: '/v3/users?limit=100', headers });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<{ data: Member[] }>(response).data;
+}
+async function roleOf(tenant: Tenant, userId: string): Promise<Role | undefined> {
+  return (await members(tenant)).find((member) => member.id === userId)?.role;
+}
+
+function assertForbidden(response: LightMyRequestResponse, message?: RegExp) {
+  assert.equal(response.statusCode, 403, response.body);
+  const body = json(response);
+  assert.equal(body.success, false);
+  assert.deepEqual(body.errors, []);
+  if (message) assert.match(body.message, message);
+}
+
+/** 400 with a field error at `path` (location body). */
+function assertFieldError(response: LightMyRequestResponse, path: string): FieldError {
+  assert.equal(response.statusCode, 400, response.body);
+  const body = json(response);
+  assert.equal(body.success, false);
+  const entry = (body.errors as FieldError[]).find((e) => e.path === path);
+  assert.ok(entry, `an error at ${path}: ${response.body}`);
+  assert.equal(entry.location, 'body');
+  return entry;
+}
+
+async function createRecord(tenant: Tenant, kind: 'location' | 'resource', payload: Record<string, unknown> = {}): Promise<string> {
+  const base = kind === 'location' ? { name: `Location ${randomUUID().slice(0, 8)}`, timezoneName: 'Europe/Berlin' } : { name: `Resource ${randomUUID().slice(0, 8)}` };
+  const response = await context.app.inject({ method: 'POST', url: `/v3/${kind}`, headers: tenant.dashboard, payload: { ...base, ...payload } });
+  assert.equal(response.statusCode, 201, response.body);
+  return json<{ id: string }>(response).id;
+}
+
+function login(email: string, password: string) {
+  return context.app.inject({ method: 'POST', url: '/v3/auth/login', payload: { email, password } });
+}
+
+describe('GET /v3/users', () => {
+  test('lists the members of the company with role and access, and nobody else', async () => {
+    const tenant = await createTenant(context.app);
+    const other = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const list = await members(tenant);
+    assert.deepEqual(list.map((m) => m.id).sort(), [tenant.userId, admin.userId].sort());
+    const owner = list.find((m) => m.id === tenant.userId)!;
+    assert.deepEqual(
+      { email: owner.email, role: owner.role, locationAccessMode: owner.locationAccessMode, allowedLocationIds: owner.allowedLocationIds, linkedResourceId: owner.linkedResourceId },
+      { email: tenant.email, role: 'Owner', locationAccessMode: 'COMPANY', allowedLocationIds: [], linkedResourceId: null },
+    );
+    assert.equal(list.some((m) => m.id === other.userId), false);
+    assert.equal(JSON.stringify(list).includes('password'), false, 'no password material is listed');
+  });
+});
+
+describe('Dashboard roles 2: who may assign which role', () => {
+  test('an Owner assigns any role, including Owner', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const resource = await createRecord(tenant, 'resource');
+    for (const [role, extra] of [
+      ['Admin', {}],
+      ['Resource', { linkedResourceId: resource }],
+      ['Owner', {}],
+      ['User', {}],
+    ] as const) {
+      const [after] = changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role, ...extra }]));
+      assert.equal(after!.role, role);
+      assert.equal(after!.linkedResourceId, role === 'Resource' ? resource : null);
+      assert.equal(await roleOf(tenant, member.userId), role);
+    }
+    // And creates a new account as Owner by email.
+    const [created] = changed(await setUsers(tenant.dashboard, [{ email: uniqueEmail('co-owner'), role: 'Owner' }]));
+    assert.equal(created!.role, 'Owner');
+  });
+
+  test('an Admin cannot assign Owner (403), neither to a member nor to a new account', async () => {
+    const tenant = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const user = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    assertForbidden(await adjustUsers(admin.headers, [{ id: user.userId, role: 'Owner' }]), /Owner/);
+    assertForbidden(await adjustUsers(admin.headers, [{ id: admin.userId, role: 'Owner' }]), /Owner/);
+    const email = uniqueEmail('would-be-owner');
+    assertForbidden(await setUsers(admin.headers, [{ email, role: 'Owner' }]), /Owner/);
+    assert.deepEqual(await snapshot(tenant), before);
+    assert.equal((await login(email, 'anything at all')).statusCode, 401, 'no account was created');
+  });
+
+  test("an Admin cannot change another Admin's role (403)", async () => {
+    const tenant = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const otherAdmin = await addMember(context, tenant, 'Admin');
+    for (const role of ['User', 'Resource'] as const) {
+      assertForbidden(await adjustUsers(admin.headers, [{ id: otherAdmin.userId, role }]), /Admin/);
+    }
+    assertForbidden(await setUsers(admin.headers, [{ email: otherAdmin.email, role: 'User' }]), /Admin/);
+    assert.equal(await roleOf(tenant, otherAdmin.userId), 'Admin');
+  });
+
+  test('an Admin promotes a User to Admin (200)', async () => {
+    const tenant = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const user = await addMember(context, tenant, 'User');
+    const [after] = changed(await adjustUsers(admin.headers, [{ id: user.userId, role: 'Admin' }]));
+    assert.equal(after!.role, 'Admin');
+    assert.equal(await roleOf(tenant, user.userId), 'Admin');
+    // The new Admin can now manage users.
+    assert.equal((await context.app.inject({ method: 'GET', url: '/v3/users', headers: user.headers })).statusCode, 200);
+  });
+
+  test('an Admin cannot change an Owner (403), not even their access', async () => {
+    const tenant = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const location = await createRecord(tenant, 'location');
+    const before = await snapshot(tenant);
+    assertForbidden(await adjustUsers(admin.headers, [{ id: tenant.userId, role: 'Admin' }]), /Owner/);
+    assertForbidden(await adjustUsers(admin.headers, [{ id: tenant.userId, locationAccessMode: 'LOCATIONS', allowedLocationIds: [location] }]), /Owner/);
+    assertForbidden(await setUsers(admin.headers, [{ email: tenant.email, role: 'User' }]), /Owner/);
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+
+  test('User- and Resource-role members manage nobody (403 Insufficient role)', async () => {
+    const tenant = await createTenant(context.app);
+    const user = await addMember(context, tenant, 'User');
+    const resourceMember = await addMember(context, tenant, 'Resource');
+    for (const headers of [user.headers, resourceMember.headers]) {
+      assertForbidden(await context.app.inject({ method: 'GET', url: '/v3/users', headers }), /^Insufficient role/);
+      assertForbidden(await setUsers(headers, [{ email: uniqueEmail('x'), role: 'User' }]), /^Insufficient role/);
+      assertForbidden(await adjustUsers(headers, [{ id: user.userId, role: 'Admin' }]), /^Insufficient role/);
+    }
+    assert.equal(await roleOf(tenant, user.userId), 'User');
+  });
+
+  test('a machine token ignores roles: it may assign Owner (Dashboard roles 1)', async () => {
+    const tenant = await createTenant(context.app);
+    const user = await addMember(context, tenant, 'User');
+    const headers = { authorization: `Bearer ${await machineToken(context.app, tenant)}` };
+    const [after] = changed(await adjustUsers(headers, [{ id: user.userId, role: 'Owner' }]));
+    assert.equal(after!.role, 'Owner');
+  });
+});
+
+describe('At least one Owner must remain', () => {
+  test('demoting the last Owner is 400 and changes nothing', async () => {
+    const tenant = await createTenant(context.app);
+    await addMember(context, tenant, 'Admin');
+    const before = await snapshot(tenant);
+    for (const response of [
+      await adjustUsers(tenant.dashboard, [{ id: tenant.userId, role: 'Admin' }]),
+      await setUsers(tenant.dashboard, [{ email: tenant.email, role: 'User' }]),
+    ]) {
+      assert.equal(response.statusCode, 400, response.body);
+      assert.match(json(response).message, /Owner/);
+    }
+    assert.deepEqual(await snapshot(tenant), before);
+    assert.equal(await roleOf(tenant, tenant.userId), 'Owner');
+  });
+
+  test('with two Owners, one may be demoted; then the other is the last', async () => {
+    const tenant = await createTenant(context.app);
+    const second = await addMember(context, tenant, 'Owner');
+    const [after] = changed(await adjustUsers(second.headers, [{ id: tenant.userId, role: 'Admin' }]));
+    assert.equal(after!.role, 'Admin');
+    assert.equal(await roleOf(tenant, tenant.userId), 'Admin');
+    assert.equal((await adjustUsers(second.headers, [{ id: second.userId, role: 'Admin' }])).statusCode, 400);
+    assert.equal(await roleOf(tenant, second.userId), 'Owner');
+  });
+
+  test('two concurrent adjustUsers demoting each of two Owners: exactly one succeeds, one Owner remains', async () => {
+    const tenant = await createTenant(context.app);
+    const second = await addMember(context, tenant, 'Owner');
+    // Each Owner demotes the other, at the same time.
+    const responses = await Promise.all([
+      adjustUsers(tenant.dashboard, [{ id: second.userId, role: 'Admin' }]),
+      adjustUsers(second.headers, [{ id: tenant.userId, role: 'Admin' }]),
+    ]);
+    assert.deepEqual(responses.map((r) => r.statusCode).sort(), [200, 400], responses.map((r) => r.body).join('\n'));
+    // Whoever was demoted is an Admin now, so the tenant's Owner headers still read the list.
+    const list = await snapshot(tenant);
+    const owners = list.filter((m) => m.role === 'Owner').map((m) => m.id);
+    assert.equal(owners.length, 1, JSON.stringify(list));
+    // The Owner who remains is the one whose own demotion did not happen.
+    const winner = responses[0]!.statusCode === 200 ? tenant.userId : second.userId;
+    assert.deepEqual(owners, [winner]);
+  });
+
+  test('the same Owner firing both demotions at once: exactly one succeeds', async () => {
+    const tenant = await createTenant(context.app);
+    const second = await addMember(context, tenant, 'Owner');
+    const responses = await Promise.all([
+      adjustUsers(tenant.dashboard, [{ id: second.userId, role: 'User' }]),
+      adjustUsers(tenant.dashboard, [{ id: tenant.userId, role: 'User' }]),
+    ]);
+    assert.deepEqual(responses.map((r) => r.statusCode).sort(), [200, 400], responses.map((r) => r.body).join('\n'));
+    const list = await snapshot(tenant, responses[1]!.statusCode === 200 ? second.headers : tenant.dashboard);
+    assert.equal(list.filter((m) => m.role === 'Owner').length, 1, JSON.stringify(list));
+  });
+});
+
+describe('POST /v3/users/setUsers', () => {
+  test('creates a new account with a temporaryPassword, shown once, that logs in', async () => {
+    const tenant = await createTenant(context.app);
+    const email = uniqueEmail('new-staff');
+    const [created] = changed(await setUsers(tenant.dashboard, [{ email, name: 'New Staff', role: 'Admin' }]));
+    assert.equal(created!.email, email);
+    assert.equal(created!.name, 'New Staff');
+    assert.equal(created!.role, 'Admin');
+    assert.equal(created!.locationAccessMode, 'COMPANY');
+    assert.equal(typeof created!.temporaryPassword, 'string');
+    assert.ok(created!.temporaryPassword!.length >= 12);
+
+    const session = await login(email, created!.temporaryPassword!);
+    assert.equal(session.statusCode, 200, session.body);
+    const headers = { authorization: `Bearer ${json(session).accessToken}`, 'x-api-key': tenant.apiKey };
+    const company = await context.app.inject({ method: 'GET', url: '/v3/company', headers });
+    assert.equal(company.statusCode, 200, company.body);
+    assert.equal(json(company).id, tenant.companyId);
+
+    const listed = (await members(tenant)).find((m) => m.id === created!.id);
+    assert.ok(listed);
+    assert.equal('temporaryPassword' in listed, false, 'the temporary password is never shown again');
+  });
+
+  test('a new account with a password gets no temporaryPassword and logs in with it', async () => {
+    const tenant = await createTenant(context.app);
+    const email = uniqueEmail('with-password');
+    const [created] = changed(await setUsers(tenant.dashboard, [{ email, password: 'chosen password 1', role: 'User' }]));
+    assert.equal('temporaryPassword' in created!, false);
+    assert.equal((await login(email, 'chosen password 1')).statusCode, 200);
+  });
+
+  test('updates an existing member found by email, ignoring case, without a temporaryPassword', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const location = await createRecord(tenant, 'location');
+    const [updated] = changed(
+      await setUsers(tenant.dashboard, [{ email: member.email.toUpperCase(), role: 'Admin', locationAccessMode: 'LOCATIONS', allowedLocationIds: [location] }]),
+    );
+    assert.equal(updated!.id, member.userId);
+    assert.equal(updated!.email, member.email, 'the stored email is unchanged');
+    assert.equal(updated!.role, 'Admin');
+    assert.equal(updated!.locationAccessMode, 'LOCATIONS');
+    assert.deepEqual(updated!.allowedLocationIds, [location]);
+    assert.equal('temporaryPassword' in updated!, false);
+    const list = await members(tenant);
+    assert.equal(list.filter((m) => m.email.toLowerCase() === member.email.toLowerCase()).length, 1, 'no second account');
+    // The member's own password still works.
+    assert.equal((await login(member.email, member.password)).statusCode, 200);
+  });
+
+  test('adds an existing account of another company by email, without a temporaryPassword', async () => {
+    const tenant = await createTenant(context.app);
+    const other = await createTenant(context.app);
+    const [added] = changed(await setUsers(tenant.dashboard, [{ email: other.email, role: 'User' }]));
+    assert.equal(added!.id, other.userId);
+    assert.equal('temporaryPassword' in added!, false);
+    // Still the Owner of their own company.
+    assert.equal(await roleOf(other, other.userId), 'Owner');
+  });
+
+  test('duplicate emails in one request (ignoring case) are 400 and change nothing', async () => {
+    const tenant = await createTenant(context.app);
+    const email = uniqueEmail('twice');
+    const before = await snapshot(tenant);
+    const response = await setUsers(tenant.dashboard, [
+      { email, role: 'User' },
+      { email: email.toUpperCase(), role: 'Admin' },
+    ]);
+    assertFieldError(response, 'users.1.email');
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+});
+
+describe('linkedResourceId', () => {
+  test('role Resource without linkedResourceId is 400 at users.N.linkedResourceId', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    assertFieldError(await setUsers(tenant.dashboard, [{ email: uniqueEmail('r'), role: 'Resource' }]), 'users.0.linkedResourceId');
+    assertFieldError(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Resource' }]), 'users.0.linkedResourceId');
+    assertFieldError(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Resource', linkedResourceId: null }]), 'users.0.linkedResourceId');
+    // The index is the failing item's.
+    assertFieldError(
+      await setUsers(tenant.dashboard, [
+        { email: uniqueEmail('fine'), role: 'User' },
+        { email: uniqueEmail('r'), role: 'Resource' },
+      ]),
+      'users.1.linkedResourceId',
+    );
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+
+  test("another company's resource is 400 naming it at users.N.linkedResourceId", async () => {
+    const tenant = await createTenant(context.app);
+    const other = await createTenant(context.app);
+    const foreign = await createRecord(other, 'resource');
+    const member = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    for (const response of [
+      await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Resource', linkedResourceId: foreign }]),
+      await setUsers(tenant.dashboard, [{ email: uniqueEmail('r'), role: 'Resource', linkedResourceId: foreign }]),
+    ]) {
+      const entry = assertFieldError(response, 'users.0.linkedResourceId');
+      assert.ok(entry.msg.includes(foreign));
+      assert.ok(json(response).message.includes(foreign), response.body);
+    }
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+
+  test('a Resource user keeps the linked resource when only their access changes, and loses it with another role', async () => {
+    const tenant = await createTenant(context.app);
+    const resource = await createRecord(tenant, 'resource');
+    const member = await addMember(context, tenant, 'User');
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Resource', linkedResourceId: resource }]));
+    const [same] = changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, locationAccessMode: 'COMPANY' }]));
+    assert.deepEqual([same!.role, same!.linkedResourceId], ['Resource', resource]);
+    const [user] = changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'User' }]));
+    assert.deepEqual([user!.role, user!.linkedResourceId], ['User', null]);
+  });
+});
+
+describe('POST /v3/users/adjustUsers', () => {
+  test('a user id that is not a member of the company is 400 at users.N.id', async () => {
+    const tenant = await createTenant(context.app);
+    const other = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    for (const id of [randomUUID(), other.userId]) {
+      const entry = assertFieldError(await adjustUsers(tenant.dashboard, [{ id, role: 'User' }]), 'users.0.id');
+      assert.ok(entry.msg.includes(id), entry.msg);
+      assertFieldError(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Admin' }, { id, role: 'User' }]), 'users.1.id');
+    }
+    assert.deepEqual(await snapshot(tenant), before);
+    assert.equal(await roleOf(other, other.userId), 'Owner', "the other company's Owner is untouched");
+  });
+
+  test('the same id twice is 400', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    assertFieldError(
+      await adjustUsers(tenant.dashboard, [
+        { id: member.userId, role: 'Admin' },
+        { id: member.userId, role: 'User' },
+      ]),
+      'users.1.id',
+    );
+    assert.equal(await roleOf(tenant, member.userId), 'User');
+  });
+});
+
+describe('One request, one transaction', () => {
+  test('setUsers: a failing item leaves the other items unapplied, including new accounts', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    const newEmail = uniqueEmail('never');
+    const response = await setUsers(tenant.dashboard, [
+      { email: newEmail, role: 'User', password: 'a fine password' },
+      { email: member.email, role: 'Admin' },
+      { email: uniqueEmail('broken'), role: 'Resource' },
+    ]);
+    assertFieldError(response, 'users.2.linkedResourceId');
+    assert.deepEqual(await snapshot(tenant), before);
+    assert.equal((await login(newEmail, 'a fine password')).statusCode, 401, 'the new account was not created');
+  });
+
+  test('adjustUsers: a member that is not one leaves the other items unapplied', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const location = await createRecord(tenant, 'location');
+    const before = await snapshot(tenant);
+    assertFieldError(
+      await adjustUsers(tenant.dashboard, [
+        { id: member.userId, role: 'Admin', locationAccessMode: 'LOCATIONS', allowedLocationIds: [location] },
+        { id: randomUUID(), role: 'User' },
+      ]),
+      'users.1.id',
+    );
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+
+  test('a refused item (403) leaves the allowed items unapplied', async () => {
+    const tenant = await createTenant(context.app);
+    const admin = await addMember(context, tenant, 'Admin');
+    const user = await addMember(context, tenant, 'User');
+    const before = await snapshot(tenant);
+    assertForbidden(
+      await adjustUsers(admin.headers, [
+        { id: user.userId, role: 'Admin' },
+        { id: tenant.userId, role: 'Admin' },
+      ]),
+    );
+    assertForbidden(
+      await setUsers(admin.headers, [
+        { email: uniqueEmail('ok'), role: 'User' },
+        { email: uniqueEmail('owner'), role: 'Owner' },
+      ]),
+    );
+    assert.deepEqual(await snapshot(tenant), before);
+  });
+
+  test('the last-Owner rule applies to the request as a whole', async () => {
+    const tenant = await createTenant(context.app);
+    const user = await addMember(context, tenant, 'User');
+    // Demoting the Owner while promoting another member to Owner in the same request is fine...
+    const promoted = await adjustUsers(tenant.dashboard, [
+      { id: tenant.userId, role: 'Admin' },
+      { id: user.userId, role: 'Owner' },
+    ]);
+    assert.deepEqual(changed(promoted).map((m) => [m.id, m.role]).sort(), [
+      [tenant.userId, 'Admin'],
+      [user.userId, 'Owner'],
+    ].sort());
+    // ...but a request that leaves no Owner changes nothing at all.
+    const response = await adjustUsers(user.headers, [
+      { id: tenant.userId, locationAccessMode: 'COMPANY' },
+      { id: user.userId, role: 'Admin' },
+    ]);
+    assert.equal(response.statusCode, 400, response.body);
+    assert.equal(await roleOf(tenant, user.userId), 'Owner');
+    assert.equal(await roleOf(tenant, tenant.userId), 'Admin');
+  });
+});
+
+describe('Location scope changes take effect on the next request', () => {
+  test('a User narrowed to one location sees only it at once, and everything again when widened', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const location1 = await createRecord(tenant, 'location');
+    const location2 = await createRecord(tenant, 'location');
+    const locations = async () => {
+      const response = await context.app.inject({ method: 'GET', url: '/v3/locations', headers: member.headers });
+      assert.equal(response.statusCode, 200, response.body);
+      return json<{ data: Array<{ id: string }> }>(response).data.map((l) => l.id).sort();
+    };
+    const readLocation2 = () => context.app.inject({ method: 'GET', url: `/v3/location/${location2}`, headers: member.headers });
+
+    assert.deepEqual(await locations(), [location1, location2].sort());
+    assert.equal((await readLocation2()).statusCode, 200);
+
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, locationAccessMode: 'LOCATIONS', allowedLocationIds: [location1] }]));
+    assert.deepEqual(await locations(), [location1]);
+    assertForbidden(await readLocation2());
+    assertForbidden(await context.app.inject({ method: 'PUT', url: `/v3/location/${location2}`, headers: member.headers, payload: { phone: '5550199' } }));
+
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, allowedLocationIds: [location2] }]));
+    assert.deepEqual(await locations(), [location2]);
+    assert.equal((await readLocation2()).statusCode, 200);
+
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, locationAccessMode: 'COMPANY' }]));
+    assert.deepEqual(await locations(), [location1, location2].sort());
+  });
+
+  test('a role change takes effect on the next request too', async () => {
+    const tenant = await createTenant(context.app);
+    const member = await addMember(context, tenant, 'User');
+    const list = () => context.app.inject({ method: 'GET', url: '/v3/users', headers: member.headers });
+    assertForbidden(await list());
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Admin' }]));
+    assert.equal((await list()).statusCode, 200);
+    changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'User' }]));
+    assertForbidden(await list());
+  });
+});

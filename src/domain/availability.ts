@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { localToInstant } from './local-time.js';
+import { localToMillis } from './local-time.js';
 import { WEEKDAYS } from './weekly-availability.js';
 import type { WeeklySchedule } from './weekly-availability.js';
 
@@ -170,8 +170,8 @@ export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: stri
     const key = WEEKDAYS[day.weekday - 1]!;
     for (const interval of schedule[key] ?? []) {
       out.push({
-        start: localToInstant(date, interval.start, zone).toMillis(),
-        end: localToInstant(date, interval.end, zone).toMillis(),
+        start: localToMillis(date, interval.start, zone),
+        end: localToMillis(date, interval.end, zone),
       });
     }
   }
@@ -187,24 +187,34 @@ function bookAheadLimit(service: EngineService, now: number): number {
   return DateTime.fromMillis(now, { zone: 'UTC' }).plus({ [service.bookAheadUnit]: service.bookAheadValue }).toMillis();
 }
 
-/** Open windows of one resource over the requested dates, before busy time is removed. */
-function openWindows(input: AvailabilityInput, resource: EngineResource, rangeStart: number, rangeEnd: number): Interval[] {
-  if (input.service.availabilityType === 'allocation') {
-    return normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end })));
-  }
-  // Schedules are read a day wider than the range, because a resource in another zone may open
-  // on a different local date; the result is then clipped to the range.
+/**
+ * The location and service layers, shared by every resource: null when neither constrains.
+ * Schedules are read a day wider than the range, because a resource in another zone may open on
+ * a different local date; results are clipped to the range.
+ */
+function sharedWindows(input: AvailabilityInput): Interval[] | null {
   const from = shiftDate(input.startDate, -1);
   const to = shiftDate(input.endDate, 1);
   const layers: Interval[][] = [];
   if (input.locationWeekly) layers.push(weeklyWindows(input.locationWeekly, input.timezoneName, from, to));
   if (input.service.weeklyAvailability) layers.push(weeklyWindows(input.service.weeklyAvailability, input.timezoneName, from, to));
-  if (resource.weeklyAvailability) {
-    layers.push(weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, from, to));
-  }
-  if (layers.length === 0) return [];
+  if (layers.length === 0) return null;
   let windows = layers[0]!;
   for (const layer of layers.slice(1)) windows = intersect(windows, layer);
+  return windows;
+}
+
+/** Open windows of one resource over the requested dates, before busy time is removed. */
+function openWindows(input: AvailabilityInput, shared: Interval[] | null, resource: EngineResource, rangeStart: number, rangeEnd: number): Interval[] {
+  if (input.service.availabilityType === 'allocation') {
+    return normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end })));
+  }
+  let windows = shared;
+  if (resource.weeklyAvailability) {
+    const own = weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, shiftDate(input.startDate, -1), shiftDate(input.endDate, 1));
+    windows = windows ? intersect(windows, own) : own;
+  }
+  if (!windows) return [];
   return intersect(windows, [{ start: rangeStart, end: rangeEnd }]);
 }
 
@@ -215,7 +225,14 @@ interface Candidate {
 }
 
 /** Free slots of one resource: candidate starts on the grid, checked against busy time and capacity. */
-function resourceSlots(input: AvailabilityInput, resource: EngineResource, rangeStart: number, rangeEnd: number): Candidate[] {
+function resourceSlots(
+  input: AvailabilityInput,
+  shared: Interval[] | null,
+  resource: EngineResource,
+  appointments: ActiveAppointment[],
+  rangeStart: number,
+  rangeEnd: number,
+): Candidate[] {
   const { service } = input;
   const durationMs = input.duration * MINUTE;
   const stepMs = (service.bookingInterval ?? input.duration) * MINUTE;
@@ -225,24 +242,38 @@ function resourceSlots(input: AvailabilityInput, resource: EngineResource, range
   const hardBusy = normalise(
     input.busy.filter((b) => b.resourceId === null || b.resourceId === resource.id).map(({ start, end }) => ({ start, end })),
   );
-  const mine = input.appointments.filter((a) => a.resourceIds.includes(resource.id));
+  // Sorted by start, with the running maximum of (end + padding) so a scan can begin at the first
+  // appointment that can still reach a candidate and stop at the first that starts after it.
+  const mine = [...appointments].sort((a, b) => a.start - b.start);
+  const reach: number[] = [];
+  let furthest = -Infinity;
+  for (const a of mine) {
+    furthest = Math.max(furthest, a.end + a.padding * MINUTE);
+    reach.push(furthest);
+  }
+  let busyIndex = 0;
+  let appointmentIndex = 0;
 
   const allocationCapacity = (start: number) =>
     resource.allocations?.find((a) => a.start <= start && start < a.end)?.bookingsPerSlot ?? null;
 
   const out: Candidate[] = [];
-  for (const window of openWindows(input, resource, rangeStart, rangeEnd)) {
+  // Windows come sorted and candidates rise within each, so both scans only move forward.
+  for (const window of openWindows(input, shared, resource, rangeStart, rangeEnd)) {
     for (let start = window.start; start + durationMs <= window.end; start += stepMs) {
       const end = start + durationMs;
       const occupiedUntil = end + paddingMs;
       if (!paddingMayOverflow && occupiedUntil > window.end) continue;
-      if (hardBusy.some((b) => b.start < occupiedUntil && b.end > start)) continue;
+      while (busyIndex < hardBusy.length && hardBusy[busyIndex]!.end <= start) busyIndex++;
+      if (busyIndex < hardBusy.length && hardBusy[busyIndex]!.start < occupiedUntil) continue;
       // Appointments of this service at exactly this slot share it; any other overlap blocks it.
+      while (appointmentIndex < mine.length && reach[appointmentIndex]! <= start) appointmentIndex++;
       let sharing = 0;
       let blocked = false;
-      for (const a of mine) {
+      for (let k = appointmentIndex; k < mine.length && mine[k]!.start < occupiedUntil; k++) {
+        const a = mine[k]!;
         const aEnd = a.end + a.padding * MINUTE;
-        if (!(a.start < occupiedUntil && aEnd > start)) continue;
+        if (aEnd <= start) continue;
         if (a.serviceId === service.id && a.start === start && a.end === end) sharing++;
         else blocked = true;
       }
@@ -262,8 +293,8 @@ function isoWeek(ms: number, zone: string): string {
 
 export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
   const { service, timezoneName: zone } = input;
-  const rangeStart = localToInstant(input.startDate, '00:00', zone).toMillis();
-  const rangeEnd = localToInstant(shiftDate(input.endDate, 1), '00:00', zone).toMillis();
+  const rangeStart = localToMillis(input.startDate, '00:00', zone);
+  const rangeEnd = localToMillis(shiftDate(input.endDate, 1), '00:00', zone);
   const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
   const latest = bookAheadLimit(service, input.now);
   const random = input.random ?? Math.random;
@@ -284,9 +315,18 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   const resources = input.resources.filter((r) => !excluded.has(r.id));
 
   // Free candidates per resource, keyed by slot start.
+  const shared = sharedWindows(input);
+  const appointmentsByResource = new Map<string, ActiveAppointment[]>();
+  for (const appointment of input.appointments) {
+    for (const id of appointment.resourceIds) {
+      const list = appointmentsByResource.get(id) ?? [];
+      list.push(appointment);
+      appointmentsByResource.set(id, list);
+    }
+  }
   const byStart = new Map<number, { end: number; free: Map<string, number> }>();
   for (const resource of resources) {
-    for (const candidate of resourceSlots(input, resource, rangeStart, rangeEnd)) {
+    for (const candidate of resourceSlots(input, shared, resource, appointmentsByResource.get(resource.id) ?? [], rangeStart, rangeEnd)) {
       if (candidate.start < earliest || candidate.start > latest) continue;
       const entry = byStart.get(candidate.start) ?? { end: candidate.end, free: new Map<string, number>() };
       entry.free.set(resource.id, candidate.remaining);
@@ -295,7 +335,21 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   }
 
   const slots: Slot[] = [];
-  const dayOf = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate()!;
+  // Local day of an instant by binary search over the range's day boundaries (no zone math per slot).
+  const dayStarts: Array<{ date: string; start: number }> = [];
+  for (let date = shiftDate(input.startDate, -1); date <= shiftDate(input.endDate, 1); date = shiftDate(date, 1)) {
+    dayStarts.push({ date, start: localToMillis(date, '00:00', zone) });
+  }
+  const dayOf = (ms: number): string => {
+    let low = 0;
+    let high = dayStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (dayStarts[mid]!.start <= ms) low = mid;
+      else high = mid - 1;
+    }
+    return dayStarts[low]!.date;
+  };
   const dailyReason = new Map<string, string>();
   for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
     const { end, free } = byStart.get(start)!;
@@ -344,8 +398,8 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   const days: DayAvailability[] = [];
   const slotDays = new Set(slots.map((slot) => dayOf(Date.parse(slot.startTime))));
   for (let date = input.startDate; date <= input.endDate; date = shiftDate(date, 1)) {
-    const dayEnd = localToInstant(shiftDate(date, 1), '00:00', zone).toMillis();
-    const dayStart = localToInstant(date, '00:00', zone).toMillis();
+    const dayEnd = localToMillis(shiftDate(date, 1), '00:00', zone);
+    const dayStart = localToMillis(date, '00:00', zone);
     let reason: string | null = null;
     if (!slotDays.has(date)) {
       if (customerReason) reason = customerReason;

@@ -13,6 +13,26 @@ import { DateTime } from 'luxon';
  * `time` may be "24:00", which is midnight at the start of the next day.
  */
 export function localToInstant(date: string, time: string, zone: string): DateTime {
+  return DateTime.fromMillis(localToMillis(date, time, zone), { zone });
+}
+
+// Zone offset lookups are the slow part of Luxon (Intl formatting). The answer for a (date, time,
+// zone) never changes, so it is remembered; the table is bounded and simply starts over when full.
+const MEMO_LIMIT = 200_000;
+const memo = new Map<string, number>();
+
+/** localToInstant as epoch milliseconds, remembered. */
+export function localToMillis(date: string, time: string, zone: string): number {
+  const key = `${zone}|${date}|${time}`;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const millis = resolve(date, time, zone).toMillis();
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(key, millis);
+  return millis;
+}
+
+function resolve(date: string, time: string, zone: string): DateTime {
   const [year, month, day] = date.split('-').map(Number) as [number, number, number];
   const [hour, minute] = time.split(':').map(Number) as [number, number];
   const base = DateTime.fromObject({ year, month, day }, { zone });

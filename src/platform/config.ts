@@ -34,6 +34,8 @@ export interface AppConfig {
   databasePoolSize: number;
   shutdownGraceMs: number;
   oidc: OidcConfig | undefined;
+  /** The availability cache; off only for measuring the uncached path (bench). */
+  availabilityCacheEnabled: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -106,5 +108,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     oidc,
+    availabilityCacheEnabled: readBool(env, 'AVAILABILITY_CACHE', true),
   };
 }

@@ -26,7 +26,7 @@ export interface TouchedEntities {
 export interface AvailabilityCache {
   /** Invalidates every cached search that depends on any of these records. */
   touch(companyId: string, entities: TouchedEntities): Promise<void>;
-  /** The cache key of a search, or null when a version could not be read (then do not cache). */
+  /** The cache key of a search: the search plus the versions of what it depends on. */
   keyFor(companyId: string, entities: TouchedEntities, search: unknown): Promise<string>;
   get(key: string): Promise<string | null>;
   set(key: string, value: string): Promise<void>;
@@ -60,7 +60,7 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
     },
     async keyFor(companyId, entities, search) {
       const keys = versionKeys(companyId, entities);
-      return `slotwise:a:${companyId}:${digest(keys.map((k) => versions.get(k) ?? 0), search)}`;
+      return `slotwise:a:${companyId}:${digest(keys.map(() => 0), search)}`;
     },
     async get(key) {
       const entry = entries.get(key);
@@ -100,6 +100,21 @@ export function createRedisAvailabilityCache(redis: Redis): AvailabilityCache {
     async set(key, value) {
       await redis.set(key, value, 'EX', ENTRY_TTL_SECONDS);
     },
+    async close() {},
+  };
+}
+
+/** A cache that never holds anything (AVAILABILITY_CACHE=false): every search is computed. */
+export function createDisabledAvailabilityCache(): AvailabilityCache {
+  return {
+    async touch() {},
+    async keyFor() {
+      return '';
+    },
+    async get() {
+      return null;
+    },
+    async set() {},
     async close() {},
   };
 }

@@ -60,7 +60,7 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
     },
     async keyFor(companyId, entities, search) {
       const keys = versionKeys(companyId, entities);
-      return `slotwise:a:${companyId}:${digest(keys.map(() => 0), search)}`;
+      return `slotwise:a:${companyId}:${digest(keys.map((k) => versions.get(k) ?? 0), search)}`;
     },
     async get(key) {
       const entry = entries.get(key);

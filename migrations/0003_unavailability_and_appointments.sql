@@ -58,7 +58,8 @@ create table holidays (
   primary key (company_id, id),
   foreign key (company_id, location_id) references locations (company_id, id)
 );
-create index holidays_location_idx on holidays (company_id, location_id, date);
+-- one holiday per location and date
+create unique index holidays_location_date_key on holidays (company_id, location_id, date);
 
 -- Allocations: the bookable windows of allocation-type services, scoped by location and
 -- optionally service and resource. A set is replaced whole (setWeeklyAllocations).

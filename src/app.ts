@@ -41,11 +41,14 @@ import { registerCustomerRoutes } from './modules/customers/routes.js';
 import { createUserRepository } from './modules/users/repository.js';
 import { createUserService } from './modules/users/service.js';
 import { registerUserRoutes } from './modules/users/routes.js';
+import { createUnavailabilityRepository } from './modules/unavailability/repository.js';
+import { createUnavailabilityService } from './modules/unavailability/service.js';
+import { registerUnavailabilityRoutes } from './modules/unavailability/routes.js';
 import { createAvailabilityRepository } from './modules/availability/repository.js';
 import { createAvailabilityService } from './modules/availability/service.js';
 import { registerAvailabilityRoutes } from './modules/availability/routes.js';
 import { createCalendarService } from './modules/availability/calendar.js';
-import { createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
+import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
 import type { AvailabilityCache } from './modules/availability/cache.js';
 import type { App } from './platform/http/types.js';
 
@@ -171,7 +174,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     const row = await companyRepository.byId(companyId);
     return { id: companyId, name: row?.name ?? '' };
   };
-  const availabilityCache: AvailabilityCache = redis ? createRedisAvailabilityCache(redis) : createMemoryAvailabilityCache();
+  const availabilityCache: AvailabilityCache = !config.availabilityCacheEnabled
+    ? createDisabledAvailabilityCache()
+    : redis
+      ? createRedisAvailabilityCache(redis)
+      : createMemoryAvailabilityCache();
   // Catalog writes that can change slot generation clear exactly the cached searches they affect.
   const touch = availabilityCache.touch.bind(availabilityCache);
   const catalogLinks = createCatalogLinks(database.db);
@@ -203,6 +210,15 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   });
   registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
   registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
+  registerUnavailabilityRoutes(app, {
+    unavailability: createUnavailabilityService({
+      db: database.db,
+      repository: createUnavailabilityRepository(database.db),
+      links: catalogLinks,
+      // Blocks, holidays and allocations clear exactly the cached searches of what they touch.
+      onChanged: touch,
+    }),
+  });
 
   const availability = createAvailabilityService({ db: database.db, repository: createAvailabilityRepository(database.db), cache: availabilityCache });
   registerAvailabilityRoutes(app, {

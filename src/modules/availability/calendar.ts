@@ -107,21 +107,25 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
       const [blocks, recurring, holidays, appointments] = await Promise.all([
         repository.blocks(companyId, scope, from.toJSDate(), to.toJSDate()),
         repository.recurringBlocks(companyId, scope, addDays(query.startDate, -1), addDays(endDate, 1)),
-        repository.holidays(companyId, locationIds, query.startDate, endDate),
+        repository.holidays(companyId, locationIds, addDays(query.startDate, -1), addDays(endDate, 1)),
         repository.activeAppointmentsInScope(companyId, scope, from.toJSDate(), to.toJSDate(), new Date(nowMs)),
       ]);
 
       const rows: CalendarRow[] = [];
+      // Schedules and holidays in another zone than the query's may reach into the window from the
+      // local day before or after, so they are read a day wider; rows outside are dropped below.
+      const fromDate = addDays(query.startDate, -1);
+      const toDate = addDays(endDate, 1);
       for (const location of locations) {
-        if (location.weeklyAvailability) rows.push(...weeklyClosedRows(location.weeklyAvailability as WeeklySchedule, location.timezoneName, query.startDate, endDate, 'location', location.id));
+        if (location.weeklyAvailability) rows.push(...weeklyClosedRows(location.weeklyAvailability as WeeklySchedule, location.timezoneName, fromDate, toDate, 'location', location.id));
       }
       for (const resource of resources) {
         if (resource.weeklyAvailability) {
-          rows.push(...weeklyClosedRows(resource.weeklyAvailability as WeeklySchedule, resource.timezoneName ?? zone, query.startDate, endDate, 'resource', resource.id));
+          rows.push(...weeklyClosedRows(resource.weeklyAvailability as WeeklySchedule, resource.timezoneName ?? zone, fromDate, toDate, 'resource', resource.id));
         }
       }
       for (const service of services) {
-        if (service.weeklyAvailability) rows.push(...weeklyClosedRows(service.weeklyAvailability as WeeklySchedule, zone, query.startDate, endDate, 'service', service.id));
+        if (service.weeklyAvailability) rows.push(...weeklyClosedRows(service.weeklyAvailability as WeeklySchedule, zone, fromDate, toDate, 'service', service.id));
       }
       const scopeOf = (r: { locationId: string | null; resourceId: string | null; serviceId: string | null }) =>
         r.resourceId ? (['resource', r.resourceId] as const) : r.serviceId ? (['service', r.serviceId] as const) : (['location', r.locationId!] as const);

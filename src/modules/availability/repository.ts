@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 
+/** Longest an appointment can reach back into a window: the longest duration (a week) plus a day of padding. */
+const MAX_APPOINTMENT_REACH_MS = 8 * 24 * 3_600_000;
+
 /**
  * The reads behind an availability search and the unavailability calendar. Every query is scoped
  * by company and bounded by time, so a search touches only the rows of its window.
@@ -115,8 +118,10 @@ export function createAvailabilityRepository(db: Db) {
         .where('ar.companyId', '=', companyId)
         .where('ar.resourceId', 'in', resourceIds)
         .where('ar.status', 'in', ['IN', 'RS', 'BK'])
-        // padding extends an appointment, so look back far enough for the longest one
+        // Bounded on both sides of start_time, so the index scan covers only the window: no
+        // appointment is longer than a week (the duration limit), and padding reaches back a day.
         .where('ar.startTime', '<', to)
+        .where('ar.startTime', '>', new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS))
         .where('ar.endTime', '>', new Date(from.getTime() - 24 * 3_600_000))
         .where((eb) => eb.or([eb('ar.status', '!=', 'IN'), eb('ar.expiresAt', '>', now)]))
         .execute();
@@ -143,6 +148,7 @@ export function createAvailabilityRepository(db: Db) {
         .where('ar.status', 'in', ['IN', 'RS', 'BK'])
         .where((eb) => eb.or([eb('ar.status', '!=', 'IN'), eb('ar.expiresAt', '>', now)]))
         .where('ar.startTime', '<', to)
+        .where('ar.startTime', '>', new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS))
         .where('ar.endTime', '>', from)
         .where((eb) =>
           eb.or([

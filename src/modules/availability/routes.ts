@@ -127,7 +127,11 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
     },
     async (request) => {
       const principal = requireCompany(request.principal);
-      return availability.search(principal.companyId, null, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) }, { onlineOnly: true });
+      // A booking page does not identify the customer: the per-customer limits are applied when the
+      // customer is known (hold and book), and a customer id here would let a page probe customers.
+      const { CustomerId, ...query } = request.query as Static<typeof AvailabilityQuery>;
+      if (CustomerId !== undefined) throw validationError('query', 'CustomerId', 'CustomerId is not accepted on public routes');
+      return availability.search(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true });
     },
   );
 

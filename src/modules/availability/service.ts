@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
-import { ApiError, badRequest, validationError } from '../../platform/errors.js';
+import { ApiError, badRequest, fieldError, validationError } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { WEEKDAYS } from '../../domain/weekly-availability.js';
@@ -53,7 +53,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   const clock = deps.now ?? Date.now;
 
   /** Validates the search and loads what the engine needs; 400 for anything wrong in it. */
-  async function prepare(companyId: string, principal: Principal | null, search: AvailabilitySearch, nowMs: number) {
+  async function prepare(companyId: string, principal: Principal | null, search: AvailabilitySearch, nowMs: number, onlineOnly: boolean) {
     await assertOwned(deps.db, companyId, [
       { table: 'locations', ids: [search.LocationId], location: 'query', path: 'LocationId', single: true },
       { table: 'services', ids: [search.ServiceId], location: 'query', path: 'ServiceId', single: true },
@@ -68,6 +68,11 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       repository.service(companyId, search.ServiceId),
     ]);
     if (!location || !service) throw badRequest('Unknown location or service');
+    // A public booking page sees a service that is not shown online exactly as an unknown id.
+    if (onlineOnly && !service.showOnline) {
+      const msg = `${search.ServiceId} is not a service of this company`;
+      throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
+    }
     if (!(await repository.serviceOfferedAt(companyId, service.id, location.id))) {
       throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
     }
@@ -105,9 +110,13 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   async function loadInputs(companyId: string, prepared: Awaited<ReturnType<typeof prepare>>, search: AvailabilitySearch, nowMs: number) {
     const { location, service, resources, zone, endDate } = prepared;
     const resourceIds = resources.map((r) => r.id);
-    // Whole ISO weeks around the range: BALANCED compares minutes booked in each slot's week.
-    const loadFromDate = DateTime.fromISO(addDays(search.startDate, -1), { zone }).startOf('week').toISODate()!;
-    const loadToDate = DateTime.fromISO(addDays(endDate, 1), { zone }).endOf('week').toISODate()!;
+    // A day either side of the range (padding, resources in other zones); whole ISO weeks for
+    // BALANCED, which compares the minutes booked in each slot's week.
+    const balanced = (search.roundRobin ?? service.roundRobin) === 'BALANCED';
+    const loadFromDate = balanced
+      ? DateTime.fromISO(addDays(search.startDate, -1), { zone }).startOf('week').toISODate()!
+      : addDays(search.startDate, -1);
+    const loadToDate = balanced ? DateTime.fromISO(addDays(endDate, 1), { zone }).endOf('week').toISODate()! : addDays(endDate, 1);
     const from = localToInstant(loadFromDate, '00:00', zone);
     const to = localToInstant(addDays(loadToDate, 1), '00:00', zone);
     const now = new Date(nowMs);
@@ -195,10 +204,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     async search(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<AvailabilityResult> {
       // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
       const nowMs = Math.floor(clock() / 60_000) * 60_000;
-      const prepared = await prepare(companyId, principal, search, nowMs);
-      if (options.onlineOnly && !prepared.service.showOnline) {
-        throw validationError('query', 'ServiceId', `${search.ServiceId} is not a service of this company`);
-      }
+      const prepared = await prepare(companyId, principal, search, nowMs, options.onlineOnly ?? false);
       const roundRobin = search.roundRobin ?? prepared.service.roundRobin;
       const searchKey = {
         l: search.LocationId,

@@ -3,6 +3,8 @@ import type { Db } from '../../platform/database/index.js';
 /** What a public booking page may read: live records, online services, no settings or secrets. */
 export function createPublicRepository(db: Db) {
   return {
+    db,
+
     locations(companyId: string) {
       return db
         .selectFrom('locations')

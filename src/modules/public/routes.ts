@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import { Address, WeeklyAvailability } from '../catalog/fields.js';
 import type { PublicRepository } from './repository.js';
+import { assertOwned } from '../catalog/ownership.js';
 import type { App } from '../../platform/http/types.js';
 import { Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
 import { notFound } from '../../platform/errors.js';
@@ -74,7 +75,13 @@ export function registerPublicRoutes(app: App, { companies, catalog }: { compani
         },
       },
     },
-    async (request) => ({ data: await catalog.onlineServices(requireCompany(request.principal).companyId, request.query.LocationId) }),
+    async (request) => {
+      const { companyId } = requireCompany(request.principal);
+      if (request.query.LocationId) {
+        await assertOwned(catalog.db, companyId, [{ table: 'locations', ids: [request.query.LocationId], location: 'query', path: 'LocationId', single: true }]);
+      }
+      return { data: await catalog.onlineServices(companyId, request.query.LocationId) };
+    },
   );
 
   app.get(

@@ -77,8 +77,15 @@ export function createUserService({ db, repository }: { db: Db; repository: User
     principal: Principal & { companyId: string },
     resolve: (trx: Parameters<Parameters<UserRepository['withLockedMemberships']>[1]>[0]) => Promise<Array<{ userId: string; item: AccessFields; temporaryPassword?: string }>>,
   ) {
-    const assigner = assignerOf(principal);
     return repository.withLockedMemberships(principal.companyId, async (trx, members) => {
+      // The assigner's role is read again under the lock: a request authenticated just before a
+      // concurrent change must not act with the role it no longer has.
+      let assigner = assignerOf(principal);
+      if (assigner.kind === 'dashboard') {
+        const current = members.find((m) => m.userId === (assigner as { userId: string }).userId);
+        if (!current) throw forbidden('You are no longer a user of this company');
+        assigner = { ...assigner, role: current.role };
+      }
       const targets = await resolve(trx);
       const currentRows = await repository.currentMemberships(trx, principal.companyId, targets.map((t) => t.userId));
       const current = new Map(currentRows.map((row) => [row.userId, row]));

@@ -5,6 +5,7 @@ import { DateTime } from 'luxon';
 import { computeAvailability, intersect, normalise, weeklyWindows } from '../../src/domain/availability.js';
 import type { AvailabilityInput, EngineService } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
+import { localToInstant } from '../../src/domain/local-time.js';
 
 const NINE_TO_FIVE: WeeklySchedule = Object.fromEntries(
   ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]),
@@ -283,3 +284,60 @@ describe('properties', () => {
     );
   });
 });
+
+describe('property: every day, including daylight-saving days, has exactly its wall-clock slots', () => {
+  test('slots of a random schedule on a random date in a random zone are the schedule read on the wall clock', () => {
+    // Transition days of each zone in the period are among the dates drawn, so they are hit often.
+    const transitionDays = ['2026-03-08', '2026-11-01', '2026-03-29', '2026-10-25', '2026-04-05', '2026-10-04', '2027-03-14', '2027-11-07'];
+    const date = fc.oneof(
+      fc.constantFrom(...transitionDays),
+      fc.integer({ min: 0, max: 700 }).map((d) => DateTime.fromISO('2026-01-01', { zone: 'UTC' }).plus({ days: d }).toISODate()!),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('America/New_York', 'Europe/London', 'Australia/Adelaide', 'Asia/Kolkata', 'America/St_Johns'),
+        date,
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom(15, 30, 60),
+        (zone, day, openQuarter, hours, duration) => {
+          const openMinutes = openQuarter * 60;
+          const closeMinutes = Math.min(1440, openMinutes + hours * 60);
+          const hhmm = (m: number) => (m === 1440 ? '24:00' : `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);
+          const weekday = WEEKDAY_KEYS[DateTime.fromISO(day, { zone: 'UTC' }).weekday - 1]!;
+          const result = computeAvailability(
+            input({
+              timezoneName: zone,
+              locationWeekly: { [weekday]: [{ start: hhmm(openMinutes), end: hhmm(closeMinutes) }] },
+              startDate: day,
+              endDate: day,
+              duration,
+              service: service({ duration }),
+            }),
+          );
+          // Expected: real-time slots from the opening instant to the closing instant.
+          const open = DateTime.fromISO(`${day}T00:00`, { zone }).plus({ minutes: 0 });
+          const openInstant = localInstant(day, hhmm(openMinutes), zone);
+          const closeInstant = localInstant(day, hhmm(closeMinutes), zone);
+          const expected: string[] = [];
+          for (let t = openInstant; t + duration * 60_000 <= closeInstant; t += duration * 60_000) expected.push(new Date(t).toISOString());
+          assert.deepEqual(result.availableTimes.map((s) => s.startTime), expected, `${zone} ${day} ${open.toISO()}`);
+          // On days without a clock change the count is exactly the wall-clock count.
+          const offsetsDiffer = DateTime.fromMillis(openInstant, { zone }).offset !== DateTime.fromMillis(closeInstant, { zone }).offset;
+          if (!offsetsDiffer) assert.equal(result.availableTimes.length, Math.floor((closeMinutes - openMinutes) / duration));
+          // Every slot begins on the grid of the wall clock, counted from the opening time.
+          for (const slot of result.availableTimes) {
+            const local = DateTime.fromISO(slot.startTime).setZone(zone);
+            if (!offsetsDiffer) assert.equal((local.hour * 60 + local.minute - openMinutes) % duration, 0);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+const WEEKDAY_KEYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+function localInstant(date: string, time: string, zone: string): number {
+  return localToInstant(date, time, zone).toMillis();
+}

@@ -125,13 +125,14 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
         response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = requireCompany(request.principal);
       // A booking page does not identify the customer: the per-customer limits are applied when the
       // customer is known (hold and book), and a customer id here would let a page probe customers.
       const { CustomerId, ...query } = request.query as Static<typeof AvailabilityQuery>;
       if (CustomerId !== undefined) throw validationError('query', 'CustomerId', 'CustomerId is not accepted on public routes');
-      return availability.search(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true });
+      const json = await availability.searchJson(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true });
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 
@@ -149,9 +150,11 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
         response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = requireCompany(request.principal);
-      return availability.search(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) });
+      // The JSON text is sent as it is (a string payload is not serialised again).
+      const json = await availability.searchJson(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) });
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 }

@@ -199,53 +199,61 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources };
   }
 
-  return {
-    /** `onlineOnly`: public booking pages see only services with showOnline. */
-    async search(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<AvailabilityResult> {
-      // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
-      const nowMs = Math.floor(clock() / 60_000) * 60_000;
-      const prepared = await prepare(companyId, principal, search, nowMs, options.onlineOnly ?? false);
-      const roundRobin = search.roundRobin ?? prepared.service.roundRobin;
-      const searchKey = {
-        l: search.LocationId,
-        s: search.ServiceId,
-        d: [search.startDate, prepared.endDate],
-        n: prepared.duration,
-        r: prepared.resources.map((r) => r.id),
-        c: search.CustomerId ?? null,
-        rr: roundRobin,
-        t: nowMs,
-      };
-      const entities = {
-        locations: [search.LocationId],
-        services: [search.ServiceId],
-        resources: prepared.resources.map((r) => r.id),
-        customers: search.CustomerId ? [search.CustomerId] : [],
-      };
-      const key = await deps.cache.keyFor(companyId, entities, searchKey);
-      const cached = await deps.cache.get(key);
-      if (cached) return JSON.parse(cached) as AvailabilityResult;
+  /** `onlineOnly`: public booking pages see only services with showOnline. */
+  async function searchJson(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<string> {
+    // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
+    const nowMs = Math.floor(clock() / 60_000) * 60_000;
+    const prepared = await prepare(companyId, principal, search, nowMs, options.onlineOnly ?? false);
+    const roundRobin = search.roundRobin ?? prepared.service.roundRobin;
+    const searchKey = {
+      l: search.LocationId,
+      s: search.ServiceId,
+      d: [search.startDate, prepared.endDate],
+      n: prepared.duration,
+      r: prepared.resources.map((r) => r.id),
+      c: search.CustomerId ?? null,
+      rr: roundRobin,
+      t: nowMs,
+    };
+    const entities = {
+      locations: [search.LocationId],
+      services: [search.ServiceId],
+      resources: prepared.resources.map((r) => r.id),
+      customers: search.CustomerId ? [search.CustomerId] : [],
+    };
+    const key = await deps.cache.keyFor(companyId, entities, searchKey);
+    const cached = await deps.cache.get(key);
+    if (cached) return cached;
 
-      const inputs = await loadInputs(companyId, prepared, search, nowMs);
-      const result = computeAvailability({
-        now: nowMs,
-        timezoneName: prepared.zone,
-        locationWeekly: prepared.location.weeklyAvailability as WeeklySchedule | null,
-        service: { ...prepared.service, weeklyAvailability: prepared.service.weeklyAvailability as WeeklySchedule | null },
-        resources: inputs.engineResources,
-        startDate: search.startDate,
-        endDate: prepared.endDate,
-        duration: prepared.duration,
-        roundRobin,
-        busy: inputs.busy,
-        appointments: inputs.appointments,
-        dailyUsage: inputs.dailyUsage,
-        weeklyMinutes: inputs.weeklyMinutes,
-        ...(inputs.customer ? { customer: inputs.customer } : {}),
-        random: seededRandom(JSON.stringify(searchKey)),
-      });
-      await deps.cache.set(key, JSON.stringify(result));
-      return result;
+    const inputs = await loadInputs(companyId, prepared, search, nowMs);
+    const result = computeAvailability({
+      now: nowMs,
+      timezoneName: prepared.zone,
+      locationWeekly: prepared.location.weeklyAvailability as WeeklySchedule | null,
+      service: { ...prepared.service, weeklyAvailability: prepared.service.weeklyAvailability as WeeklySchedule | null },
+      resources: inputs.engineResources,
+      startDate: search.startDate,
+      endDate: prepared.endDate,
+      duration: prepared.duration,
+      roundRobin,
+      busy: inputs.busy,
+      appointments: inputs.appointments,
+      dailyUsage: inputs.dailyUsage,
+      weeklyMinutes: inputs.weeklyMinutes,
+      ...(inputs.customer ? { customer: inputs.customer } : {}),
+      random: seededRandom(JSON.stringify(searchKey)),
+    });
+    const json = JSON.stringify(result);
+    await deps.cache.set(key, json);
+    return json;
+  }
+
+  return {
+    /** The answer as JSON text: a cached answer is sent as stored, never parsed and re-serialised. */
+    searchJson,
+
+    async search(...args: Parameters<typeof searchJson>): Promise<AvailabilityResult> {
+      return JSON.parse(await searchJson(...args)) as AvailabilityResult;
     },
   };
 }

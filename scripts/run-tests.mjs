@@ -25,7 +25,8 @@ const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(2, available
 
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...flags, ...files],
+  // A test that hangs fails after two minutes instead of holding the run until CI's limit.
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', '--test-reporter=spec', ...flags, ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);

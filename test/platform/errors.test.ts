@@ -238,8 +238,9 @@ describe('failures the caller did not cause', () => {
       const health = await call({ method: 'GET', url: '/healthz' }, broken.app);
       assert.equal(health.statusCode, 200);
     } finally {
-      // The database is already closed; only the application is left to close.
+      // The database is already closed; the application and (in CI's second pass) Redis are left.
       await broken.app.close();
+      await broken.redis?.quit();
     }
   });
 

@@ -15,8 +15,8 @@ import type { WeeklySchedule } from './weekly-availability.js';
  *   For `availabilityType: allocation` the windows are the allocations instead.
  * - Slots start every `bookingInterval` minutes (default: the duration) from the start of each open
  *   window, and must fit in it; `padding` after the slot must fit too unless padding may overflow.
- * - Busy time (blocks, holidays, external events, other appointments plus their padding) removes
- *   slots. Appointments of the same service at exactly the same start and end share the slot up to
+ * - Busy time (blocks, holidays, external calendar events unless `ignoreExternalEvents`, other
+ *   appointments plus their padding) removes slots. Appointments of the same service at exactly the same start and end share the slot up to
  *   `bookingsPerSlot` (concurrent capacity at the same instant; one booking uses one unit).
  * - No slot starts before now + `bookInAdvance` minutes, or after now + the book-ahead period.
  * - `dailyBookingLimitCount` hides a day once reached; `dailyBookingLimitMinutes` hides slots when
@@ -52,6 +52,7 @@ export interface EngineService {
   maxBookingLimit: number;
   maxResourceBookingLimit: number;
   allowPaddingOverflow: boolean;
+  ignoreExternalEvents?: boolean;
 }
 
 export interface EngineResource {
@@ -67,6 +68,8 @@ export interface EngineResource {
 /** Time a resource (or, with resourceId null, every resource) cannot be booked. */
 export interface BusyInterval extends Interval {
   resourceId: string | null;
+  /** From an external calendar: ignored when the search says ignoreExternalEvents. */
+  external?: boolean;
 }
 
 /** An appointment that holds capacity: BK, RS and unexpired IN. */
@@ -110,6 +113,8 @@ export interface AvailabilityInput {
   /** For RANDOM; defaults to Math.random. */
   random?: () => number;
   allowPaddingOverflow?: boolean;
+  /** Busy time from external calendars does not count (chosen at hold or reserve). */
+  ignoreExternalEvents?: boolean;
 }
 
 export interface Slot {
@@ -239,8 +244,11 @@ function resourceSlots(
   const paddingMs = service.padding * MINUTE;
   const paddingMayOverflow = input.allowPaddingOverflow ?? service.allowPaddingOverflow;
 
+  const ignoreExternal = input.ignoreExternalEvents ?? input.service.ignoreExternalEvents ?? false;
   const hardBusy = normalise(
-    input.busy.filter((b) => b.resourceId === null || b.resourceId === resource.id).map(({ start, end }) => ({ start, end })),
+    input.busy
+      .filter((b) => (b.resourceId === null || b.resourceId === resource.id) && !(ignoreExternal && b.external))
+      .map(({ start, end }) => ({ start, end })),
   );
   // Sorted by start, with the running maximum of (end + padding) so a scan can begin at the first
   // appointment that can still reach a candidate and stop at the first that starts after it.

@@ -187,6 +187,16 @@ describe('rules', () => {
     assert.deepEqual(result.availableTimes.map((s) => [s.startTime.slice(11, 16), s.remaining]), [['14:00', 3], ['15:00', 3]]);
   });
 
+  test('external calendar busy time counts unless ignoreExternalEvents', () => {
+    const busy = [{ resourceId: 'r1', start: Date.parse('2026-03-02T09:00:00Z'), end: Date.parse('2026-03-02T10:00:00Z'), external: true }];
+    const counted = computeAvailability(input({ busy }));
+    assert.equal(counted.availableTimes[0]!.startTime, '2026-03-02T10:00:00.000Z');
+    const ignored = computeAvailability(input({ busy, ignoreExternalEvents: true }));
+    assert.equal(ignored.availableTimes[0]!.startTime, '2026-03-02T09:00:00.000Z');
+    const byService = computeAvailability(input({ busy, service: service({ ignoreExternalEvents: true }) }));
+    assert.equal(byService.availableTimes[0]!.startTime, '2026-03-02T09:00:00.000Z');
+  });
+
   test('an empty result is valid, with a reason per day', () => {
     const result = computeAvailability(input({ locationWeekly: {} }));
     assert.deepEqual(result.availableTimes, []);

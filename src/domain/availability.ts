@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { localToMillis } from './local-time.js';
+import { addDays, localToMillis, weekdayIndex } from './local-time.js';
 import { WEEKDAYS } from './weekly-availability.js';
 import type { WeeklySchedule } from './weekly-availability.js';
 
@@ -168,11 +168,8 @@ export function normalise(intervals: Interval[]): Interval[] {
 /** A weekly schedule as instants over local dates [from, to] (dates in `zone`). */
 export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: string, to: string): Interval[] {
   const out: Interval[] = [];
-  let day = DateTime.fromISO(from, { zone: 'UTC' });
-  const last = DateTime.fromISO(to, { zone: 'UTC' });
-  for (; day <= last; day = day.plus({ days: 1 })) {
-    const date = day.toISODate()!;
-    const key = WEEKDAYS[day.weekday - 1]!;
+  for (let date = from; date <= to; date = addDays(date, 1)) {
+    const key = WEEKDAYS[weekdayIndex(date)]!;
     for (const interval of schedule[key] ?? []) {
       out.push({
         start: localToMillis(date, interval.start, zone),
@@ -183,9 +180,7 @@ export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: stri
   return normalise(out);
 }
 
-function shiftDate(date: string, days: number): string {
-  return DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
-}
+const shiftDate = addDays;
 
 function bookAheadLimit(service: EngineService, now: number): number {
   if (service.bookAheadUnit === 'none' || !service.bookAheadValue) return Infinity;
@@ -320,7 +315,8 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       if (resource.bookingLimit > 0 && active >= resource.bookingLimit) excluded.add(resource.id);
     }
   }
-  const resources = input.resources.filter((r) => !excluded.has(r.id));
+  // Sorted once by id: every list of free resources below is then built in order, never sorted.
+  const resources = input.resources.filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
   // Free candidates per resource, keyed by slot start.
   const shared = sharedWindows(input);
@@ -332,20 +328,26 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       appointmentsByResource.set(id, list);
     }
   }
-  const byStart = new Map<number, { end: number; free: Map<string, number> }>();
+  // Per slot start: the free resources, in id order, with the units each has left.
+  const byStart = new Map<number, { end: number; ids: string[]; remaining: number[] }>();
   for (const resource of resources) {
     for (const candidate of resourceSlots(input, shared, resource, appointmentsByResource.get(resource.id) ?? [], rangeStart, rangeEnd)) {
       if (candidate.start < earliest || candidate.start > latest) continue;
-      const entry = byStart.get(candidate.start) ?? { end: candidate.end, free: new Map<string, number>() };
-      entry.free.set(resource.id, candidate.remaining);
-      byStart.set(candidate.start, entry);
+      let entry = byStart.get(candidate.start);
+      if (!entry) {
+        entry = { end: candidate.end, ids: [], remaining: [] };
+        byStart.set(candidate.start, entry);
+      }
+      entry.ids.push(resource.id);
+      entry.remaining.push(candidate.remaining);
     }
   }
 
   const slots: Slot[] = [];
   // Local day of an instant by binary search over the range's day boundaries (no zone math per slot).
   const dayStarts: Array<{ date: string; start: number }> = [];
-  for (let date = shiftDate(input.startDate, -1); date <= shiftDate(input.endDate, 1); date = shiftDate(date, 1)) {
+  const lastDay = shiftDate(input.endDate, 1);
+  for (let date = shiftDate(input.startDate, -1); date <= lastDay; date = shiftDate(date, 1)) {
     dayStarts.push({ date, start: localToMillis(date, '00:00', zone) });
   }
   const dayOf = (ms: number): string => {
@@ -360,7 +362,7 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   };
   const dailyReason = new Map<string, string>();
   for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
-    const { end, free } = byStart.get(start)!;
+    const { end, ids, remaining: units } = byStart.get(start)!;
     if (customerReason) break;
     const date = dayOf(start);
     const usage = input.dailyUsage[date] ?? { count: 0, minutes: 0 };
@@ -372,33 +374,37 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       dailyReason.set(date, 'daily booked minutes limit reached');
       continue;
     }
-    const ids = [...free.keys()].sort();
     let chosen: string[];
     let remaining: number;
     switch (input.roundRobin) {
       case 'COMBINED': {
-        if (resources.length === 0 || resources.some((r) => !free.has(r.id))) continue;
-        chosen = resources.map((r) => r.id).sort();
-        remaining = Math.min(...chosen.map((id) => free.get(id)!));
+        // Every resource free at once: the lists are both in id order, so equal length suffices.
+        if (resources.length === 0 || ids.length !== resources.length) continue;
+        chosen = ids;
+        remaining = Math.min(...units);
         break;
       }
       case 'RANDOM': {
-        const pick = ids[Math.min(ids.length - 1, Math.floor(random() * ids.length))]!;
-        chosen = [pick];
-        remaining = free.get(pick)!;
+        const index = Math.min(ids.length - 1, Math.floor(random() * ids.length));
+        chosen = [ids[index]!];
+        remaining = units[index]!;
         break;
       }
       case 'BALANCED': {
         const week = isoWeek(start, zone);
         const minutes = (id: string) => input.weeklyMinutes?.[week]?.[id] ?? 0;
-        const pick = [...ids].sort((a, b) => minutes(a) - minutes(b) || (a < b ? -1 : 1))[0]!;
-        chosen = [pick];
-        remaining = free.get(pick)!;
+        let best = 0;
+        // ids are in id order, so the first with the fewest minutes wins ties by id
+        for (let k = 1; k < ids.length; k++) if (minutes(ids[k]!) < minutes(ids[best]!)) best = k;
+        chosen = [ids[best]!];
+        remaining = units[best]!;
         break;
       }
-      default:
+      default: {
         chosen = ids;
-        remaining = ids.reduce((sum, id) => sum + free.get(id)!, 0);
+        remaining = 0;
+        for (const unit of units) remaining += unit;
+      }
     }
     slots.push({ startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), resourceIds: chosen, remaining });
   }

@@ -47,3 +47,17 @@ export function localDate(instant: DateTime | Date, zone: string): string {
   const dt = instant instanceof Date ? DateTime.fromJSDate(instant) : instant;
   return dt.setZone(zone).toISODate()!;
 }
+
+const DAY_MS = 86_400_000;
+
+/** 'YYYY-MM-DD' plus whole days. Calendar dates have no zone, so plain UTC arithmetic is exact. */
+export function addDays(date: string, days: number): string {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Weekday of a calendar date: 0 = Monday … 6 = Sunday (the order of WEEKDAYS). */
+export function weekdayIndex(date: string): number {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return (new Date(Date.UTC(year, month - 1, day)).getUTCDay() + 6) % 7;
+}

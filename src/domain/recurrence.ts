@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { localToInstant } from './local-time.js';
+import { localToMillis } from './local-time.js';
 
 /**
  * Recurring blocks: a structured rule (not an RFC 5545 string) of wall-clock times in an IANA
@@ -40,57 +40,82 @@ function minutes(time: string): number {
   return h * 60 + m;
 }
 
+const DAY_MS = 86_400_000;
+
+/** Days since 1970-01-01 of a calendar date. Calendar dates carry no zone: UTC arithmetic is exact. */
+function dayNumber(date: string): number {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return Date.UTC(year, month - 1, day) / DAY_MS;
+}
+
+function dateOf(dayNo: number): string {
+  return new Date(dayNo * DAY_MS).toISOString().slice(0, 10);
+}
+
 /** Local dates on which the rule occurs, from `from` to `to` inclusive (both YYYY-MM-DD). */
 export function occurrenceDates(rule: RecurrenceRule, from: string, to: string): string[] {
-  const first = DateTime.fromISO(rule.startDate, { zone: 'UTC' });
-  const lastAllowed = rule.endDate ? DateTime.fromISO(rule.endDate, { zone: 'UTC' }) : null;
-  let cursor = DateTime.fromISO(from, { zone: 'UTC' });
-  if (cursor < first) cursor = first;
-  let last = DateTime.fromISO(to, { zone: 'UTC' });
-  if (lastAllowed && lastAllowed < last) last = lastAllowed;
-  const dates: string[] = [];
+  const first = dayNumber(rule.startDate);
+  let cursor = Math.max(dayNumber(from), first);
+  let last = dayNumber(to);
+  if (rule.endDate) last = Math.min(last, dayNumber(rule.endDate));
   const interval = Math.max(1, rule.interval);
+  const [firstYear, firstMonth, firstDay] = rule.startDate.split('-').map(Number) as [number, number, number];
+  // 1970-01-01 was a Thursday: (dayNo + 4) % 7 gives 0 = Sunday … 6 = Saturday.
+  const sundayBased = (dayNo: number) => (((dayNo + 4) % 7) + 7) % 7;
+  // Weeks are counted from the Monday of the start date's week.
+  const mondayOf = (dayNo: number) => dayNo - ((sundayBased(dayNo) + 6) % 7);
+  const firstMonday = mondayOf(first);
+  const weekdays = rule.weekdays?.length ? rule.weekdays : [sundayBased(first)];
+  const dayOfMonth = rule.dayOfMonth ?? firstDay;
 
-  for (; cursor <= last; cursor = cursor.plus({ days: 1 })) {
-    if (occursOn(rule, first, cursor, interval)) dates.push(cursor.toISODate()!);
+  const dates: string[] = [];
+  for (; cursor <= last; cursor++) {
+    let occurs: boolean;
+    switch (rule.frequency) {
+      case 'DAILY':
+        occurs = (cursor - first) % interval === 0;
+        break;
+      case 'WEEKLY':
+      case 'BIWEEKLY': {
+        const every = rule.frequency === 'BIWEEKLY' ? interval * 2 : interval;
+        occurs = ((mondayOf(cursor) - firstMonday) / 7) % every === 0 && weekdays.includes(sundayBased(cursor));
+        break;
+      }
+      case 'MONTHLY':
+      case 'YEARLY': {
+        const date = new Date(cursor * DAY_MS);
+        const year = date.getUTCFullYear();
+        const month = date.getUTCMonth() + 1;
+        const day = date.getUTCDate();
+        occurs =
+          rule.frequency === 'MONTHLY'
+            ? ((year - firstYear) * 12 + (month - firstMonth)) % interval === 0 && day === dayOfMonth
+            : (year - firstYear) % interval === 0 && month === firstMonth && day === firstDay;
+        break;
+      }
+    }
+    if (occurs) dates.push(dateOf(cursor));
   }
   return dates;
 }
 
-function occursOn(rule: RecurrenceRule, first: DateTime, day: DateTime, interval: number): boolean {
-  switch (rule.frequency) {
-    case 'DAILY':
-      return Math.round(day.diff(first, 'days').days) % interval === 0;
-    case 'WEEKLY':
-    case 'BIWEEKLY': {
-      const every = rule.frequency === 'BIWEEKLY' ? interval * 2 : interval;
-      // Weeks are counted from the Monday of the start date's week.
-      const weekIndex = Math.floor(day.startOf('week').diff(first.startOf('week'), 'days').days / 7 + 0.5);
-      const weekdays = rule.weekdays?.length ? rule.weekdays : [first.weekday % 7];
-      return weekIndex % every === 0 && weekdays.includes(day.weekday % 7);
-    }
-    case 'MONTHLY': {
-      const monthIndex = (day.year - first.year) * 12 + (day.month - first.month);
-      return monthIndex % interval === 0 && day.day === (rule.dayOfMonth ?? first.day);
-    }
-    case 'YEARLY':
-      return (day.year - first.year) % interval === 0 && day.month === first.month && day.day === first.day;
-  }
-}
-
 /** Concrete intervals of the rule that overlap [windowStart, windowEnd). */
 export function expandRecurrence(rule: RecurrenceRule, windowStart: DateTime, windowEnd: DateTime): Occurrence[] {
-  // Occurrences may start the day before the window (and cross midnight into it), so widen by a day.
-  const from = windowStart.setZone(rule.iana).minus({ days: 1 }).toISODate()!;
-  const to = windowEnd.setZone(rule.iana).toISODate()!;
+  // Local dates in any zone lie within a day of the UTC date, and an occurrence may start the day
+  // before and cross midnight into the window: two days either side cover every case.
+  const startMs = windowStart.toMillis();
+  const endMs = windowEnd.toMillis();
+  const from = dateOf(Math.floor(startMs / DAY_MS) - 2);
+  const to = dateOf(Math.floor(endMs / DAY_MS) + 1);
   const crossesMidnight = minutes(rule.endTime) <= minutes(rule.startTime) && rule.endTime !== '24:00';
   const occurrences: Occurrence[] = [];
   for (const date of occurrenceDates(rule, from, to)) {
-    const start = localToInstant(date, rule.startTime, rule.iana);
-    const endDate = crossesMidnight ? DateTime.fromISO(date, { zone: 'UTC' }).plus({ days: 1 }).toISODate()! : date;
-    const end = localToInstant(endDate, rule.endTime, rule.iana);
+    const start = localToMillis(date, rule.startTime, rule.iana);
+    const end = localToMillis(crossesMidnight ? dateOf(dayNumber(date) + 1) : date, rule.endTime, rule.iana);
     if (end <= start) continue;
-    if (start < windowEnd && end > windowStart) occurrences.push({ date, start, end });
+    if (start < endMs && end > startMs) {
+      occurrences.push({ date, start: DateTime.fromMillis(start, { zone: 'utc' }), end: DateTime.fromMillis(end, { zone: 'utc' }) });
+    }
   }
   return occurrences;
 }

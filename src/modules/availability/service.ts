@@ -164,6 +164,8 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
           end: row.endTime.getTime(),
         });
       }
+      // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
+      if (!balanced) continue;
       const start = DateTime.fromJSDate(row.startTime, { zone });
       const week = `${start.weekYear}-W${String(start.weekNumber).padStart(2, '0')}`;
       weeklyMinutes[week] ??= {};

@@ -180,6 +180,16 @@ describe('schema failures', () => {
     assert.equal(entryAt(validation(page), 'page').location, 'query');
   });
 
+  test('a page number too large for any offset is 400 at path page, never 500', async () => {
+    const tenant = await createTenant(context.app);
+    for (const url of ['/v3/locations?page=100000000000000000000', '/v3/customers?page=1000001', '/v3/clientIds?page=99999999999']) {
+      const response = await call({ method: 'GET', url, headers: tenant.dashboard });
+      const body = errorBody(response, 400, 'Validation Error');
+      assert.equal(body.errors[0]!.path, 'page', url);
+      assert.equal(body.errors[0]!.location, 'query', url);
+    }
+  });
+
   test('a path parameter: DELETE /v3/clientId/not-a-uuid is 400 at path id, location params', async () => {
     const tenant = await createTenant(context.app);
     const response = await call({ method: 'DELETE', url: '/v3/clientId/not-a-uuid', headers: tenant.dashboard });

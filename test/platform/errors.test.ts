@@ -180,6 +180,33 @@ describe('schema failures', () => {
     assert.equal(entryAt(validation(page), 'page').location, 'query');
   });
 
+  test('a NUL character in a body or query string is 400 naming the field, never 500', async () => {
+    const tenant = await createTenant(context.app);
+    const inBody = await call({ method: 'POST', url: '/v3/customer', headers: tenant.dashboard, payload: { firstName: 'Nul', email: 'nul@example.com', notes: 'a\u0000b' } });
+    assert.equal(errorBody(inBody, 400, 'Validation Error').errors[0]!.path, 'notes');
+    const nested = await call({ method: 'POST', url: '/v3/location', headers: tenant.dashboard, payload: { name: 'N', timezoneName: 'UTC', address: { country: 'G\u0000' } } });
+    assert.equal(errorBody(nested, 400, 'Validation Error').errors[0]!.path, 'address.country');
+    const inQuery = await call({ method: 'GET', url: '/v3/companies?search=%00', headers: { authorization: tenant.dashboard.authorization! } });
+    const body = errorBody(inQuery, 400, 'Validation Error');
+    assert.equal(body.errors[0]!.path, 'search');
+    assert.equal(body.errors[0]!.location, 'query');
+  });
+
+  test('dates outside 1900 to 2999 are 400 at the date, never 500', async () => {
+    const tenant = await createTenant(context.app);
+    const id = '00000000-0000-4000-8000-000000000000';
+    for (const url of [
+      `/v3/availability?LocationId=${id}&ServiceId=${id}&startDate=9999-12-31`,
+      `/v3/unavailability?LocationIds=${id}&startDate=0001-01-01`,
+      `/v3/unavailability?LocationIds=${id}&startDate=2026-01-01&endDate=9999-12-31`,
+    ]) {
+      const response = await call({ method: 'GET', url, headers: tenant.dashboard });
+      const entry = errorBody(response, 400, 'Validation Error').errors[0]!;
+      assert.match(entry.path, /^(startDate|endDate)$/, url);
+      assert.equal(entry.location, 'query', url);
+    }
+  });
+
   test('a page number too large for any offset is 400 at path page, never 500', async () => {
     const tenant = await createTenant(context.app);
     for (const url of ['/v3/locations?page=100000000000000000000', '/v3/customers?page=1000001', '/v3/clientIds?page=99999999999']) {

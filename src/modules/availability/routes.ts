@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { App } from '../../platform/http/types.js';
-import { Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { LocalDate, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { validationError } from '../../platform/errors.js';
 import { StringEnum } from '../catalog/fields.js';
@@ -15,8 +15,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const AvailabilityQuery = Type.Object({
   LocationId: Uuid(),
   ServiceId: Uuid(),
-  startDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a local date of the location' }),
-  endDate: Type.Optional(Type.String({ format: 'date', description: 'Default: startDate. At most 31 days after it.' })),
+  startDate: LocalDate({ description: 'YYYY-MM-DD, a local date of the location' }),
+  endDate: Type.Optional(LocalDate({ description: 'Default: startDate. At most 31 days after it.' })),
   duration: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_080, description: 'Minutes; one of the service\'s duration options' })),
   ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
   CustomerId: Type.Optional(Uuid({ description: 'Applies the per-customer limits' })),
@@ -70,8 +70,8 @@ const CalendarQuery = Type.Object({
   LocationIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
   ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
   ServiceId: Type.Optional(Uuid()),
-  startDate: Type.String({ format: 'date' }),
-  endDate: Type.Optional(Type.String({ format: 'date' })),
+  startDate: LocalDate(),
+  endDate: Type.Optional(LocalDate()),
   roundRobin: Type.Optional(Type.String({ description: 'Removed: sending it is a 400' })),
 });
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { IdParams, Instant, LocalDate, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { mapSchemaErrors, validationErrors } from '../../platform/errors.js';
 import { StringEnum, TimezoneName } from '../catalog/fields.js';
@@ -19,11 +19,7 @@ const Time = (required: string) =>
   Type.String({ pattern: TIME, description: 'HH:MM (00:00 to 23:59)', 'x-codes': { required, pattern: 'INVALIDTIME-100' } });
 const EndTime = (required: string, description: string) =>
   Type.String({ pattern: END_TIME, description, 'x-codes': { required, pattern: 'INVALIDTIME-100' } });
-/** Dates and instants between 1900 and 2999: far enough for any schedule, and always storable. */
-const DATE_RANGE = { formatMinimum: '1900-01-01', formatMaximum: '2999-12-31' };
-const DateField = (options: Record<string, unknown> = {}) => Type.String({ format: 'date', ...DATE_RANGE, ...options });
-const Instant = (options: Record<string, unknown> = {}) =>
-  Type.String({ format: 'date-time', formatMinimum: '1900-01-01T00:00:00Z', formatMaximum: '2999-12-31T23:59:59Z', ...options });
+const DateField = LocalDate;
 const LegacyId = Nullable(Type.String({ maxLength: 100, description: 'Identifier of the record in v1' }));
 
 const FAMILY_NOTE =

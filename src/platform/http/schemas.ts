@@ -63,3 +63,13 @@ export const Security = {
   userOrMachine: [{ machineToken: [] }, { dashboardJwt: [] }] as SecurityRequirement[],
   public: [{ publicClientId: [] }] as SecurityRequirement[],
 };
+
+/**
+ * Dates and instants between 1900 and 2999: far enough for any schedule, and always storable and
+ * computable. Every date or instant a request carries uses one of these, so an extreme year is a
+ * 400, never a 500.
+ */
+export const LocalDate = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date', formatMinimum: '1900-01-01', formatMaximum: '2999-12-31', ...options });
+export const Instant = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date-time', formatMinimum: '1900-01-01T00:00:00Z', formatMaximum: '2999-12-31T23:59:59Z', ...options });

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { linkedRecords } from '../catalog/links.js';
 import type { LocationsTable } from '../../platform/database/schema.js';
 
 export type LocationRow = Selectable<LocationsTable>;
@@ -40,27 +41,11 @@ export function createLocationRepository(db: Db) {
     },
 
     /** Live services and resources linked to each of the locations, for nested graphs. */
+    /** Live services and resources linked to each of the locations, for nested graphs. */
     async links(companyId: string, locationIds: string[]) {
-      if (locationIds.length === 0) return { services: [], resources: [] };
       const [services, resources] = await Promise.all([
-        db
-          .selectFrom('serviceLocations as sl')
-          .innerJoin('services as s', (join) => join.onRef('s.companyId', '=', 'sl.companyId').onRef('s.id', '=', 'sl.serviceId'))
-          .select(['sl.locationId', 's.id', 's.name'])
-          .where('sl.companyId', '=', companyId)
-          .where('sl.locationId', 'in', locationIds)
-          .where('s.archivedAt', 'is', null)
-          .orderBy('s.name')
-          .execute(),
-        db
-          .selectFrom('resourceLocations as rl')
-          .innerJoin('resources as r', (join) => join.onRef('r.companyId', '=', 'rl.companyId').onRef('r.id', '=', 'rl.resourceId'))
-          .select(['rl.locationId', 'r.id', 'r.name'])
-          .where('rl.companyId', '=', companyId)
-          .where('rl.locationId', 'in', locationIds)
-          .where('r.archivedAt', 'is', null)
-          .orderBy('r.name')
-          .execute(),
+        linkedRecords(db, companyId, 'location.services', locationIds),
+        linkedRecords(db, companyId, 'location.resources', locationIds),
       ]);
       return { services, resources };
     },

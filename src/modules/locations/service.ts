@@ -64,8 +64,8 @@ export function createLocationService(deps: LocationDeps) {
   async function withGraph(companyId: string, rows: LocationRow[], include: Set<string>, reader?: Principal) {
     const links = include.has('services') || include.has('resources') ? await repository.links(companyId, rows.map((r) => r.id)) : undefined;
     const nesting = reader && links ? await resourceRoleNesting(reader, (resourceId) => deps.links.resourceServiceIds(companyId, resourceId)) : null;
-    const services = links ? groupLinks(nesting ? links.services.filter((s) => nesting.serviceIds.has(s.id)) : links.services, 'locationId') : undefined;
-    const resources = links ? groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'locationId') : undefined;
+    const services = links ? groupLinks(nesting ? links.services.filter((s) => nesting.serviceIds.has(s.id)) : links.services, 'ownerId') : undefined;
+    const resources = links ? groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'ownerId') : undefined;
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
       ...baseView(row),

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { linkedRecords } from '../catalog/links.js';
 import type { Database, ResourcesTable } from '../../platform/database/schema.js';
 
 export type ResourceRow = Selectable<ResourcesTable>;
@@ -93,27 +94,11 @@ export function createResourceRepository(db: Db) {
       });
     },
 
+    /** Live locations and services of each resource. */
     async links(companyId: string, resourceIds: string[]) {
-      if (resourceIds.length === 0) return { locations: [], services: [] };
       const [locations, services] = await Promise.all([
-        db
-          .selectFrom('resourceLocations as rl')
-          .innerJoin('locations as l', (join) => join.onRef('l.companyId', '=', 'rl.companyId').onRef('l.id', '=', 'rl.locationId'))
-          .select(['rl.resourceId', 'l.id', 'l.name'])
-          .where('rl.companyId', '=', companyId)
-          .where('rl.resourceId', 'in', resourceIds)
-          .where('l.archivedAt', 'is', null)
-          .orderBy('l.name')
-          .execute(),
-        db
-          .selectFrom('resourceServices as rs')
-          .innerJoin('services as s', (join) => join.onRef('s.companyId', '=', 'rs.companyId').onRef('s.id', '=', 'rs.serviceId'))
-          .select(['rs.resourceId', 's.id', 's.name'])
-          .where('rs.companyId', '=', companyId)
-          .where('rs.resourceId', 'in', resourceIds)
-          .where('s.archivedAt', 'is', null)
-          .orderBy('s.name')
-          .execute(),
+        linkedRecords(db, companyId, 'resource.locations', resourceIds),
+        linkedRecords(db, companyId, 'resource.services', resourceIds),
       ]);
       return { locations, services };
     },

@@ -59,8 +59,8 @@ export function createResourceService(deps: ResourceDeps) {
 
   async function withGraph(companyId: string, rows: ResourceRow[], include: Set<string>) {
     const links = await repository.links(companyId, rows.map((r) => r.id));
-    const locations = groupLinks(links.locations, 'resourceId');
-    const services = groupLinks(links.services, 'resourceId');
+    const locations = groupLinks(links.locations, 'ownerId');
+    const services = groupLinks(links.services, 'ownerId');
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
       ...view(row),

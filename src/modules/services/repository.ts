@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { linkedRecords } from '../catalog/links.js';
 import type { Database, ServicesTable } from '../../platform/database/schema.js';
 
 export type ServiceRow = Selectable<ServicesTable>;
@@ -69,27 +70,11 @@ export function createServiceRepository(db: Db) {
     },
 
     /** Location links (with names) and live resources of each service. */
+    /** Live locations and resources of each service. */
     async links(companyId: string, serviceIds: string[]) {
-      if (serviceIds.length === 0) return { locations: [], resources: [] };
       const [locations, resources] = await Promise.all([
-        db
-          .selectFrom('serviceLocations as sl')
-          .innerJoin('locations as l', (join) => join.onRef('l.companyId', '=', 'sl.companyId').onRef('l.id', '=', 'sl.locationId'))
-          .select(['sl.serviceId', 'l.id', 'l.name'])
-          .where('sl.companyId', '=', companyId)
-          .where('sl.serviceId', 'in', serviceIds)
-          .where('l.archivedAt', 'is', null)
-          .orderBy('l.name')
-          .execute(),
-        db
-          .selectFrom('resourceServices as rs')
-          .innerJoin('resources as r', (join) => join.onRef('r.companyId', '=', 'rs.companyId').onRef('r.id', '=', 'rs.resourceId'))
-          .select(['rs.serviceId', 'r.id', 'r.name'])
-          .where('rs.companyId', '=', companyId)
-          .where('rs.serviceId', 'in', serviceIds)
-          .where('r.archivedAt', 'is', null)
-          .orderBy('r.name')
-          .execute(),
+        linkedRecords(db, companyId, 'service.locations', serviceIds),
+        linkedRecords(db, companyId, 'service.resources', serviceIds),
       ]);
       return { locations, resources };
     },

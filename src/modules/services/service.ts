@@ -48,8 +48,8 @@ export function createServiceService(deps: ServiceDeps) {
   async function withGraph(companyId: string, rows: ServiceRow[], include: Set<string>, reader?: Principal) {
     const links = await repository.links(companyId, rows.map((r) => r.id));
     const nesting = reader ? await resourceRoleNesting(reader, (resourceId) => deps.links.resourceServiceIds(companyId, resourceId)) : null;
-    const locations = groupLinks(links.locations, 'serviceId');
-    const resources = groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'serviceId');
+    const locations = groupLinks(links.locations, 'ownerId');
+    const resources = groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'ownerId');
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
       ...view(row),

@@ -50,6 +50,8 @@ import { registerAvailabilityRoutes } from './modules/availability/routes.js';
 import { createCalendarService } from './modules/availability/calendar.js';
 import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
 import type { AvailabilityCache } from './modules/availability/cache.js';
+import { createAppointmentService } from './modules/appointments/service.js';
+import { registerAppointmentRoutes } from './modules/appointments/routes.js';
 import type { App } from './platform/http/types.js';
 
 export interface RegisteredRoute {
@@ -224,6 +226,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   registerAvailabilityRoutes(app, {
     availability,
     calendar: createCalendarService({ db: database.db, repository: createAvailabilityRepository(database.db) }),
+  });
+
+  // Appointment changes clear the cached searches of their location, service, resources and customer.
+  registerAppointmentRoutes(app, {
+    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch }),
   });
 
   await app.ready();

@@ -13,7 +13,7 @@ export function createAvailabilityRepository(db: Db) {
     location(companyId: string, id: string) {
       return db
         .selectFrom('locations')
-        .select(['id', 'timezoneName', 'weeklyAvailability'])
+        .select(['id', 'timezoneName', 'weeklyAvailability', 'bookingTimerMinutes'])
         .where('companyId', '=', companyId)
         .where('id', '=', id)
         .where('archivedAt', 'is', null)
@@ -109,7 +109,7 @@ export function createAvailabilityRepository(db: Db) {
      * Appointments holding any of the resources in [from, to): BK, RS and unexpired IN. One index
      * range scan per resource on appointment_resources.
      */
-    activeAppointmentsOfResources(companyId: string, resourceIds: string[], from: Date, to: Date, now: Date) {
+    activeAppointmentsOfResources(companyId: string, resourceIds: string[], from: Date, to: Date, now: Date, excludeIds: string[] = []) {
       if (resourceIds.length === 0) return Promise.resolve([]);
       return db
         .selectFrom('appointmentResources as ar')
@@ -124,6 +124,7 @@ export function createAvailabilityRepository(db: Db) {
         .where('ar.startTime', '>', new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS))
         .where('ar.endTime', '>', new Date(from.getTime() - 24 * 3_600_000))
         .where((eb) => eb.or([eb('ar.status', '!=', 'IN'), eb('ar.expiresAt', '>', now)]))
+        .$if(excludeIds.length > 0, (q) => q.where('ar.appointmentId', 'not in', excludeIds))
         .execute();
     },
 
@@ -161,7 +162,7 @@ export function createAvailabilityRepository(db: Db) {
     },
 
     /** The service's active bookings per local day of its location zone (daily limits). */
-    async dailyUsage(companyId: string, serviceId: string, zone: string, from: Date, to: Date, now: Date) {
+    async dailyUsage(companyId: string, serviceId: string, zone: string, from: Date, to: Date, now: Date, excludeIds: string[] = []) {
       const rows = await db
         .selectFrom('appointments')
         .select([
@@ -175,6 +176,7 @@ export function createAvailabilityRepository(db: Db) {
         .where((eb) => eb.or([eb('status', '!=', 'IN'), eb('expiresAt', '>', now)]))
         .where('startTime', '>=', from)
         .where('startTime', '<', to)
+        .$if(excludeIds.length > 0, (q) => q.where('id', 'not in', excludeIds))
         .groupBy(sql`1`)
         .execute();
       const usage: Record<string, { count: number; minutes: number }> = {};
@@ -183,7 +185,7 @@ export function createAvailabilityRepository(db: Db) {
     },
 
     /** What one customer already holds of a service (the per-customer limits). */
-    customerAppointments(companyId: string, customerId: string, serviceId: string) {
+    customerAppointments(companyId: string, customerId: string, serviceId: string, excludeIds: string[] = []) {
       return db
         .selectFrom('appointments as a')
         .leftJoin('appointmentResources as ar', (j) => j.onRef('ar.companyId', '=', 'a.companyId').onRef('ar.appointmentId', '=', 'a.id'))
@@ -191,6 +193,7 @@ export function createAvailabilityRepository(db: Db) {
         .where('a.companyId', '=', companyId)
         .where('a.customerId', '=', customerId)
         .where('a.serviceId', '=', serviceId)
+        .$if(excludeIds.length > 0, (q) => q.where('a.id', 'not in', excludeIds))
         .execute();
     },
 

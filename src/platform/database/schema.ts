@@ -246,8 +246,31 @@ export interface AppointmentsTable extends CustomFields {
   rescheduledFromId: string | null;
   rescheduledToId: string | null;
   legacyId: string | null;
+  createdVia: Generated<'api' | 'public'>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
+}
+
+export type EventTrigger = 'NEW_APPOINTMENT' | 'APPOINTMENT_CONFIRMED' | 'APPOINTMENT_CANCELLED' | 'APPOINTMENT_RESCHEDULED' | 'APPOINTMENT_REMINDER';
+
+export interface OutboxEventsTable {
+  companyId: string;
+  id: string;
+  trigger: EventTrigger;
+  appointmentId: string;
+  locationId: string;
+  payload: ColumnType<unknown, string, string>;
+  createdAt: CreatedAt;
+  processedAt: Date | null;
+}
+
+export interface IdempotencyKeysTable {
+  companyId: string;
+  key: string;
+  requestHash: string;
+  statusCode: number | null;
+  response: ColumnType<unknown, string | null | undefined, string | null>;
+  createdAt: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface AppointmentResourcesTable {
@@ -268,6 +291,8 @@ export interface Database {
   singleAllocations: SingleAllocationsTable;
   appointments: AppointmentsTable;
   appointmentResources: AppointmentResourcesTable;
+  outboxEvents: OutboxEventsTable;
+  idempotencyKeys: IdempotencyKeysTable;
   locations: LocationsTable;
   services: ServicesTable;
   resources: ResourcesTable;

@@ -1,0 +1,307 @@
+import { sql } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
+import type { Db } from '../../platform/database/index.js';
+import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../platform/database/schema.js';
+
+export interface AppointmentRow {
+  id: string;
+  companyId: string;
+  locationId: string;
+  serviceId: string;
+  customerId: string | null;
+  status: AppointmentStatus;
+  startTime: Date;
+  endTime: Date;
+  duration: number;
+  padding: number;
+  expiresAt: Date | null;
+  confirmed: boolean;
+  allowPaddingOverflow: boolean;
+  ignoreExternalEvents: boolean;
+  notes: string | null;
+  field1: string | null;
+  field2: string | null;
+  field3: string | null;
+  field4: string | null;
+  field5: string | null;
+  field6: string | null;
+  field7: string | null;
+  field8: string | null;
+  field9: string | null;
+  field10: string | null;
+  rescheduledFromId: string | null;
+  rescheduledToId: string | null;
+  legacyId: string | null;
+  createdVia: 'api' | 'public';
+  createdAt: Date;
+  updatedAt: Date;
+  timezoneName: string;
+  resourceIds: string[];
+}
+
+export interface AppointmentFilters {
+  LocationId?: string | undefined;
+  ServiceId?: string | undefined;
+  ResourceId?: string | undefined;
+  CustomerId?: string | undefined;
+  status?: AppointmentStatus[] | undefined;
+  /** Appointments starting at or after this instant. */
+  from?: Date | undefined;
+  /** Appointments starting before this instant. */
+  to?: Date | undefined;
+  /** Location scope of the caller; null: every location. */
+  locationIds?: string[] | null | undefined;
+}
+
+export type SortKey = 'startTime' | 'createdAt';
+export type SortOrder = 'asc' | 'desc';
+
+/** Where a cursor walk stands: the sort value and id of the last appointment returned. */
+export interface Position {
+  value: Date;
+  id: string;
+}
+
+const APPOINTMENT_COLUMNS = [
+  'a.id',
+  'a.companyId',
+  'a.locationId',
+  'a.serviceId',
+  'a.customerId',
+  'a.status',
+  'a.startTime',
+  'a.endTime',
+  'a.duration',
+  'a.padding',
+  'a.expiresAt',
+  'a.confirmed',
+  'a.allowPaddingOverflow',
+  'a.ignoreExternalEvents',
+  'a.notes',
+  'a.field1',
+  'a.field2',
+  'a.field3',
+  'a.field4',
+  'a.field5',
+  'a.field6',
+  'a.field7',
+  'a.field8',
+  'a.field9',
+  'a.field10',
+  'a.rescheduledFromId',
+  'a.rescheduledToId',
+  'a.legacyId',
+  'a.createdVia',
+  'a.createdAt',
+  'a.updatedAt',
+  'l.timezoneName',
+] as const;
+
+/**
+ * Data access for appointments. Every function takes the connection to use, so the booking service
+ * runs them on its transaction; every query is scoped by company.
+ */
+export const appointmentRepository = {
+  /**
+   * Serialises every booking that touches the same resources, customer or service-day: one
+   * transaction-scoped advisory lock per key, taken in the order of the lock ids themselves, so two
+   * transactions can never wait on each other in a cycle, on any number of instances.
+   */
+  async lock(db: Db, keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await sql`select count(pg_advisory_xact_lock(h)) from (select distinct hashtextextended(k, 0) as h from unnest(${[...new Set(keys)]}::text[]) as k order by h) as locks`.execute(db);
+  },
+
+  /** Appointments by id with their location's zone and resources; `forUpdate` row-locks them. */
+  async byIds(db: Db, companyId: string, ids: string[], options: { forUpdate?: boolean } = {}): Promise<AppointmentRow[]> {
+    if (ids.length === 0) return [];
+    let query = db
+      .selectFrom('appointments as a')
+      .innerJoin('locations as l', (j) => j.onRef('l.companyId', '=', 'a.companyId').onRef('l.id', '=', 'a.locationId'))
+      .select(APPOINTMENT_COLUMNS)
+      .where('a.companyId', '=', companyId)
+      .where('a.id', 'in', ids);
+    if (options.forUpdate) query = query.forUpdate('a');
+    const rows = await query.execute();
+    return withResources(db, companyId, rows);
+  },
+
+  async byId(db: Db, companyId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<AppointmentRow | undefined> {
+    return (await appointmentRepository.byIds(db, companyId, [id], options))[0];
+  },
+
+  async insert(db: Db, row: Insertable<AppointmentsTable>, resourceIds: string[]): Promise<void> {
+    await db.insertInto('appointments').values(row).execute();
+    if (resourceIds.length === 0) return;
+    await db
+      .insertInto('appointmentResources')
+      .values(
+        resourceIds.map((resourceId) => ({
+          companyId: row.companyId,
+          appointmentId: row.id,
+          resourceId,
+          startTime: row.startTime as Date,
+          endTime: row.endTime as Date,
+          status: row.status,
+          expiresAt: (row.expiresAt as Date | null | undefined) ?? null,
+        })),
+      )
+      .execute();
+  },
+
+  /** Changes an appointment; status and expiry are copied to its resource rows, which availability reads. */
+  async update(db: Db, companyId: string, id: string, changes: Updateable<AppointmentsTable>): Promise<void> {
+    await db
+      .updateTable('appointments')
+      .set({ ...changes, updatedAt: new Date() })
+      .where('companyId', '=', companyId)
+      .where('id', '=', id)
+      .execute();
+    if (changes.status !== undefined || changes.expiresAt !== undefined) {
+      await db
+        .updateTable('appointmentResources')
+        .set({
+          ...(changes.status !== undefined ? { status: changes.status } : {}),
+          ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
+        })
+        .where('companyId', '=', companyId)
+        .where('appointmentId', '=', id)
+        .execute();
+    }
+  },
+
+  async delete(db: Db, companyId: string, id: string): Promise<void> {
+    await db.deleteFrom('appointmentResources').where('companyId', '=', companyId).where('appointmentId', '=', id).execute();
+    await db.deleteFrom('outboxEvents').where('companyId', '=', companyId).where('appointmentId', '=', id).execute();
+    await db.deleteFrom('appointments').where('companyId', '=', companyId).where('id', '=', id).execute();
+  },
+
+  async addEvents(db: Db, events: Array<{ companyId: string; id: string; trigger: EventTrigger; appointmentId: string; locationId: string; payload: unknown }>) {
+    if (events.length === 0) return;
+    await db
+      .insertInto('outboxEvents')
+      .values(events.map((e) => ({ ...e, payload: JSON.stringify(e.payload) })))
+      .execute();
+  },
+
+  events(db: Db, companyId: string, appointmentId: string) {
+    return db
+      .selectFrom('outboxEvents')
+      .select(['id', 'trigger', 'appointmentId', 'locationId', 'payload', 'createdAt', 'processedAt'])
+      .where('companyId', '=', companyId)
+      .where('appointmentId', '=', appointmentId)
+      .orderBy('createdAt')
+      .orderBy('id')
+      .execute();
+  },
+
+  /** A page of appointments with the total that match the filters. */
+  async page(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, offset: number) {
+    const base = filtered(db, companyId, filters);
+    const [rows, count] = await Promise.all([
+      base.select(APPOINTMENT_COLUMNS).orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).offset(offset).execute(),
+      base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows: await withResources(db, companyId, rows), total: Number(count.total) };
+  },
+
+  /**
+   * The next `limit` appointments after `after` in (sort value, id) order: a keyset walk, so
+   * appointments added meanwhile never shift it (no duplicates, nothing skipped that existed).
+   */
+  async after(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, after: Position | null) {
+    let query = filtered(db, companyId, filters).select(APPOINTMENT_COLUMNS);
+    if (after) {
+      const column = sql.ref(`a.${sort === 'startTime' ? 'start_time' : 'created_at'}`);
+      query = order === 'asc'
+        ? query.where(sql<boolean>`(${column}, a.id) > (${after.value}, ${after.id})`)
+        : query.where(sql<boolean>`(${column}, a.id) < (${after.value}, ${after.id})`);
+    }
+    const rows = await query.orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).execute();
+    return withResources(db, companyId, rows);
+  },
+
+  /** Finds the customer by email (case-insensitive) or creates one; concurrent creators agree on one row. */
+  async findOrCreateCustomer(db: Db, companyId: string, customer: { id: string; firstName: string; lastName: string | null; email: string; phone: string | null }): Promise<string> {
+    const existing = await db
+      .selectFrom('customers')
+      .select('id')
+      .where('companyId', '=', companyId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', customer.email.toLowerCase()))
+      .where('archivedAt', 'is', null)
+      .executeTakeFirst();
+    if (existing) return existing.id;
+    const inserted = await sql<{ id: string }>`
+      insert into customers (company_id, id, first_name, last_name, email, phone)
+      values (${companyId}, ${customer.id}, ${customer.firstName}, ${customer.lastName}, ${customer.email}, ${customer.phone})
+      on conflict (company_id, lower(email)) where archived_at is null do nothing
+      returning id`.execute(db);
+    if (inserted.rows[0]) return inserted.rows[0].id;
+    const row = await db
+      .selectFrom('customers')
+      .select('id')
+      .where('companyId', '=', companyId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', customer.email.toLowerCase()))
+      .where('archivedAt', 'is', null)
+      .executeTakeFirstOrThrow();
+    return row.id;
+  },
+
+  /** Live resources by id with their per-customer booking limit. */
+  resources(db: Db, companyId: string, ids: string[]) {
+    if (ids.length === 0) return Promise.resolve([]);
+    return db.selectFrom('resources').select(['id', 'bookingLimit']).where('companyId', '=', companyId).where('id', 'in', ids).execute();
+  },
+};
+
+function filtered(db: Db, companyId: string, f: AppointmentFilters) {
+  let query = db
+    .selectFrom('appointments as a')
+    .innerJoin('locations as l', (j) => j.onRef('l.companyId', '=', 'a.companyId').onRef('l.id', '=', 'a.locationId'))
+    .where('a.companyId', '=', companyId);
+  if (f.LocationId) query = query.where('a.locationId', '=', f.LocationId);
+  if (f.ServiceId) query = query.where('a.serviceId', '=', f.ServiceId);
+  if (f.CustomerId) query = query.where('a.customerId', '=', f.CustomerId);
+  if (f.status?.length) query = query.where('a.status', 'in', f.status);
+  if (f.from) query = query.where('a.startTime', '>=', f.from);
+  if (f.to) query = query.where('a.startTime', '<', f.to);
+  if (f.locationIds) query = f.locationIds.length ? query.where('a.locationId', 'in', f.locationIds) : query.where(sql<boolean>`false`);
+  if (f.ResourceId) {
+    const resourceId = f.ResourceId;
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('appointmentResources as ar')
+          .select('ar.appointmentId')
+          .whereRef('ar.companyId', '=', 'a.companyId')
+          .whereRef('ar.appointmentId', '=', 'a.id')
+          .where('ar.resourceId', '=', resourceId),
+      ),
+    );
+  }
+  return query;
+}
+
+async function withResources<T extends { id: string }>(db: Db, companyId: string, rows: T[]): Promise<Array<T & { resourceIds: string[] }>> {
+  if (rows.length === 0) return [];
+  const links = await db
+    .selectFrom('appointmentResources')
+    .select(['appointmentId', 'resourceId'])
+    .where('companyId', '=', companyId)
+    .where(
+      'appointmentId',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('resourceId')
+    .execute();
+  const byAppointment = new Map<string, string[]>();
+  for (const link of links) {
+    const list = byAppointment.get(link.appointmentId) ?? [];
+    list.push(link.resourceId);
+    byAppointment.set(link.appointmentId, list);
+  }
+  return rows.map((row) => ({ ...row, resourceIds: byAppointment.get(row.id) ?? [] }));
+}
+
+export type AppointmentRepository = typeof appointmentRepository;

@@ -12,6 +12,7 @@ import { leadTimeProblem, limitProblem, resolveDuration, transitionProblem } fro
 import type { BookingProblem, Operation } from '../../domain/booking.js';
 import { localToInstant } from '../../domain/local-time.js';
 import { assertOwned } from '../catalog/ownership.js';
+import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
 import { createAvailabilityRepository } from '../availability/repository.js';
 import type { AvailabilityRepository } from '../availability/repository.js';
@@ -61,7 +62,7 @@ export function toApi(row: AppointmentRow) {
 }
 export type Appointment = ReturnType<typeof toApi>;
 
-const CUSTOM_FIELDS = ['field1', 'field2', 'field3', 'field4', 'field5', 'field6', 'field7', 'field8', 'field9', 'field10'] as const;
+const CUSTOM_FIELDS = CUSTOM_FIELD_NAMES;
 type CustomFieldValues = Partial<Record<(typeof CUSTOM_FIELDS)[number], string | null>>;
 
 /** A customer given by contact details instead of CustomerId: found by email in the company, or created. */
@@ -427,11 +428,14 @@ export function createAppointmentService(deps: AppointmentDeps) {
     id: string,
     keys: (row: AppointmentRow) => string[],
     work: (trx: Db, row: AppointmentRow) => Promise<{ result: T; changed: AppointmentRow[] }>,
+    /** Runs first in the transaction (before any lock); returns further keys to lock. */
+    prelude?: (trx: Db) => Promise<string[]>,
   ): Promise<T> {
     const before = await readVisible(db, principal, companyId, id);
     let changed: AppointmentRow[] = [];
     const result = await transaction(async (trx) => {
-      await repo.lock(trx, keys(before));
+      const extra = prelude ? await prelude(trx) : [];
+      await repo.lock(trx, [...keys(before), ...extra]);
       const row = await readVisible(trx, principal, companyId, id, true);
       const outcome = await work(trx, row);
       changed = outcome.changed;
@@ -485,17 +489,20 @@ export function createAppointmentService(deps: AppointmentDeps) {
     refuse(operation, before, now);
     if (customer.CustomerId) await assertOwned(db, companyId, [{ table: 'customers', ids: [customer.CustomerId], location: 'body', path: 'CustomerId', single: true }]);
     const slot = await prepareStoredSlot(companyId, principal, before, now);
+    if (before.customerId && customer.CustomerId && customer.CustomerId !== before.customerId) {
+      throw validationError('body', 'CustomerId', 'The appointment already has a customer; change it with PUT /v3/appointment/:id');
+    }
+    // A hold without a customer gets one here; it is found or created before the locks, so the
+    // customer's lock is taken with the others and their limits cannot be raced.
+    let newCustomerId: string | null = null;
     return changeExisting(
       companyId,
       principal,
       id,
-      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: customer.CustomerId ?? row.customerId, serviceDay: serviceDayKey(slot.prepared, slot.date) }),
+      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, serviceDay: serviceDayKey(slot.prepared, slot.date) }),
       async (trx, row) => {
         refuse(operation, row, now);
-        const customerId = row.customerId ?? (await resolveCustomer(trx, companyId, customer, true));
-        if (row.customerId && customer.CustomerId && customer.CustomerId !== row.customerId) {
-          throw validationError('body', 'CustomerId', 'The appointment already has a customer; change it with PUT /v3/appointment/:id');
-        }
+        const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
         await checkSlot(trx, companyId, slot, customerId, {
           now,
           exclude: [row.id],
@@ -510,6 +517,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
         // A reservation becomes a booking and is confirmed by the same call.
         await emit(trx, updated, fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT']);
         return { result: toApi(updated), changed: [updated] };
+      },
+      async (trx) => {
+        newCustomerId = before.customerId ? null : await resolveCustomer(trx, companyId, customer, true);
+        return newCustomerId ? lockKeys(companyId, { resources: [], customerId: newCustomerId }) : [];
       },
     );
   }

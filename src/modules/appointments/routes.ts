@@ -57,6 +57,8 @@ const SlotFields = {
   ...CustomFields(),
 };
 
+const { allowPaddingOverflow: _padding, ignoreExternalEvents: _external, ...PublicSlotFields } = SlotFields;
+
 const CustomerFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Customer name, when CustomerId is not given' })),
   email: Type.Optional(EmailField({ required: 'BOOKING-109' })),
@@ -322,7 +324,8 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
         security: Security.public,
         querystring: CreateQuery,
         headers: IdempotencyHeaders,
-        body: Type.Object(SlotFields, { additionalProperties: false }),
+        // A booking page cannot choose to overrun padding or external calendar events: the service decides.
+        body: Type.Object(PublicSlotFields, { additionalProperties: false }),
         response: { 201: ref, ...errorResponses(400, 401, 403) },
       },
     },

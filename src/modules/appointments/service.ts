@@ -375,7 +375,8 @@ export function createAppointmentService(deps: AppointmentDeps) {
     const now = clock();
     const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, { checkLeadTime: true, now });
     const { prepared } = slot;
-    const requestHash = createHash('sha256').update(JSON.stringify({ kind, query, body })).digest('hex');
+    // The route family is part of the request: a public caller can never replay a dashboard answer.
+    const requestHash = createHash('sha256').update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', query, body })).digest('hex');
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
     let created: AppointmentRow | undefined;

@@ -39,3 +39,8 @@ create index idempotency_keys_created_idx on idempotency_keys (created_at);
 
 -- Appointment lists filtered by customer or status walk these in sort order.
 create index appointments_location_time_idx on appointments (company_id, location_id, start_time, id);
+
+-- Millisecond precision, the precision of a JavaScript Date: the cursor carries the position's
+-- created_at as epoch milliseconds, and a keyset walk needs it to equal the stored value exactly.
+alter table appointments alter column created_at type timestamptz(3);
+alter table appointments alter column created_at set default date_trunc('milliseconds', now());

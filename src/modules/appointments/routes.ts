@@ -91,7 +91,12 @@ const ListFilters = {
   ServiceId: Type.Optional(Uuid()),
   ResourceId: Type.Optional(Uuid()),
   CustomerId: Type.Optional(Uuid()),
-  status: Type.Optional(Type.Array(StringEnum(STATUSES), { maxItems: 5, description: 'One or more statuses, comma-separated or repeated' })),
+  status: Type.Optional(
+    Type.Array(Type.String({ pattern: `^(${STATUSES.join('|')})(,(${STATUSES.join('|')}))*$`, description: 'IN, RS, BK, CN or RE' }), {
+      maxItems: 5,
+      description: 'One or more statuses, comma-separated or repeated',
+    }),
+  ),
   startDate: Type.Optional(LocalDate({ description: 'Appointments starting on or after this date (the location\'s zone with LocationId, else UTC)' })),
   endDate: Type.Optional(LocalDate({ description: 'Appointments starting on or before this date' })),
   sort: Type.Optional(StringEnum(['startTime', 'createdAt'], { default: 'startTime' })),

@@ -100,6 +100,7 @@ export interface ListQuery {
 
 export const MAX_LIST_OFFSET = 10_000;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+export const INVALID_CURSOR = 'Invalid or expired appointment cursor';
 export const SLOT_UNAVAILABLE = 'That time is no longer available; choose a time from the availability endpoint';
 
 export interface AppointmentDeps {
@@ -166,10 +167,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
 
   async function emit(trx: Db, row: AppointmentRow, triggers: EventTrigger[]) {
     const payload = toApi(row);
-    await repo.addEvents(
-      trx,
-      triggers.map((trigger) => ({ companyId: row.companyId, id: randomUUID(), trigger, appointmentId: row.id, locationId: row.locationId, payload })),
-    );
+    // One statement per event, so each gets its own created_at and consumers see them in order.
+    for (const trigger of triggers) {
+      await repo.addEvents(trx, [{ companyId: row.companyId, id: randomUUID(), trigger, appointmentId: row.id, locationId: row.locationId, payload }]);
+    }
   }
 
   async function afterCommit(rows: AppointmentRow[]) {
@@ -334,6 +335,18 @@ export function createAppointmentService(deps: AppointmentDeps) {
     return null;
   }
 
+  /** The first answer stored under a live key; 400 when the key was used for another request. */
+  async function storedAnswer(conn: Db, companyId: string, key: string, requestHash: string, forUpdate = false): Promise<Appointment | null> {
+    let query = conn.selectFrom('idempotencyKeys').selectAll().where('companyId', '=', companyId).where('key', '=', key);
+    if (forUpdate) query = query.forUpdate();
+    const stored = await query.executeTakeFirst();
+    if (!stored || stored.response === null || stored.createdAt.getTime() < clock() - IDEMPOTENCY_WINDOW_MS) return null;
+    if (stored.requestHash !== requestHash) {
+      throw validationError('headers', 'Idempotency-Key', 'This Idempotency-Key was already used with a different request');
+    }
+    return stored.response as Appointment;
+  }
+
   /**
    * An Idempotency-Key on a POST: the key row is inserted first, in the same transaction as the
    * work, so a concurrent retry waits on the unique key and then reads the first answer; a failed
@@ -348,14 +361,8 @@ export function createAppointmentService(deps: AppointmentDeps) {
       .returning('key')
       .executeTakeFirst();
     if (!inserted) {
-      const stored = await trx.selectFrom('idempotencyKeys').selectAll().where('companyId', '=', companyId).where('key', '=', key).forUpdate().executeTakeFirstOrThrow();
-      const expired = stored.createdAt.getTime() < clock() - IDEMPOTENCY_WINDOW_MS;
-      if (!expired) {
-        if (stored.requestHash !== requestHash) {
-          throw validationError('headers', 'Idempotency-Key', 'This Idempotency-Key was already used with a different request');
-        }
-        return { appointment: stored.response as Appointment, replayed: true };
-      }
+      const replay = await storedAnswer(trx, companyId, key, requestHash, true);
+      if (replay) return { appointment: replay, replayed: true };
       await trx.updateTable('idempotencyKeys').set({ requestHash, createdAt: new Date(), statusCode: null, response: null }).where('companyId', '=', companyId).where('key', '=', key).execute();
     }
     const appointment = await work();
@@ -373,10 +380,16 @@ export function createAppointmentService(deps: AppointmentDeps) {
     idempotencyKey: string | undefined,
   ) {
     const now = clock();
-    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, { checkLeadTime: true, now });
-    const { prepared } = slot;
     // The route family is part of the request: a public caller can never replay a dashboard answer.
     const requestHash = createHash('sha256').update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', query, body })).digest('hex');
+    // A retry of a request that already succeeded is answered before anything is checked again:
+    // the booking exists even if the request would no longer pass (lead time, archived records).
+    if (idempotencyKey) {
+      const replay = await storedAnswer(db, companyId, idempotencyKey, requestHash);
+      if (replay) return { appointment: replay, replayed: true };
+    }
+    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, { checkLeadTime: true, now });
+    const { prepared } = slot;
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
     let created: AppointmentRow | undefined;
@@ -492,6 +505,9 @@ export function createAppointmentService(deps: AppointmentDeps) {
     const slot = await prepareStoredSlot(companyId, principal, before, now);
     if (before.customerId && customer.CustomerId && customer.CustomerId !== before.customerId) {
       throw validationError('body', 'CustomerId', 'The appointment already has a customer; change it with PUT /v3/appointment/:id');
+    }
+    if (before.customerId && !customer.CustomerId && (customer.email || customer.name)) {
+      throw validationError('body', customer.email ? 'email' : 'name', 'The appointment already has a customer; contact details are taken only for a hold without one');
     }
     // A hold without a customer gets one here; it is found or created before the locks, so the
     // customer's lock is taken with the others and their limits cannot be raced.
@@ -731,7 +747,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
 
     async cursorNext(companyId: string, principal: Principal, cursor: string) {
       const state = decodeCursor(deps.cursorSecret, cursor, companyId, clock());
-      if (!state) throw validationError('query', 'cursor', 'Invalid or expired appointment cursor');
+      if (!state) throw new ApiError(400, INVALID_CURSOR, [fieldError('query', 'cursor', INVALID_CURSOR)]);
       const query = state.q as ListQuery;
       const location = query.LocationId ? await availabilityRepository.location(companyId, query.LocationId) : undefined;
       const filters = listFilters(companyId, principal, query, location?.timezoneName ?? null);

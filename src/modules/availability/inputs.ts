@@ -156,20 +156,22 @@ function allocationWindows(rows: AllocationRows, resourceId: string, zone: strin
 
 /**
  * What a customer already holds of a service, for the per-customer limits: bookingLimit counts BK
- * and unexpired IN (RS does not count); the lifetime caps count everything except RE.
+ * and unexpired IN (RS does not count); the lifetime caps count everything except RE and expired
+ * holds (an abandoned checkout never became a booking, so it must not use up a lifetime cap).
  */
 export function customerUsage(rows: Array<{ id: string; status: string; expiresAt: Date | null; resourceId: string | null }>, nowMs: number): CustomerUsage {
   const isActive = (r: { status: string; expiresAt: Date | null }) => r.status === 'BK' || (r.status === 'IN' && (r.expiresAt?.getTime() ?? 0) > nowMs);
+  const countsForLifetime = (r: { status: string; expiresAt: Date | null }) => r.status !== 'RE' && (r.status !== 'IN' || isActive(r));
   const seen = new Set<string>();
   const usage: CustomerUsage = { activeCount: 0, lifetimeCount: 0, lifetimeByResource: {}, activeByResource: {} };
   for (const row of rows) {
     if (!seen.has(row.id)) {
       seen.add(row.id);
       if (isActive(row)) usage.activeCount++;
-      if (row.status !== 'RE') usage.lifetimeCount++;
+      if (countsForLifetime(row)) usage.lifetimeCount++;
     }
     if (row.resourceId) {
-      if (row.status !== 'RE') usage.lifetimeByResource[row.resourceId] = (usage.lifetimeByResource[row.resourceId] ?? 0) + 1;
+      if (countsForLifetime(row)) usage.lifetimeByResource[row.resourceId] = (usage.lifetimeByResource[row.resourceId] ?? 0) + 1;
       if (isActive(row)) usage.activeByResource[row.resourceId] = (usage.activeByResource[row.resourceId] ?? 0) + 1;
     }
   }

@@ -29,6 +29,7 @@ export interface CompaniesTable {
   allowedDomains: ColumnType<string[], string[] | undefined, string[]>;
   disableEmailNotifications: Generated<boolean>;
   disableSmsNotifications: Generated<boolean>;
+  reminderOffsets: ColumnType<number[], number[] | undefined, number[]>;
   suspendedAt: Date | null;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -100,6 +101,7 @@ export interface LocationsTable extends Archived {
   email: string | null;
   weeklyAvailability: Json<WeeklyAvailability | null>;
   bookingTimerMinutes: Generated<number>;
+  reminderOffsets: ColumnType<number[] | null, number[] | null | undefined, number[] | null>;
 }
 
 export type BookAheadUnit = 'none' | 'days' | 'weeks' | 'months';
@@ -262,6 +264,79 @@ export interface OutboxEventsTable {
   payload: ColumnType<unknown, string, string>;
   createdAt: CreatedAt;
   processedAt: Date | null;
+  claimedAt: Date | null;
+  claimedBy: string | null;
+}
+
+export type TemplateType = 'APPOINTMENT_BOOKED' | 'APPOINTMENT_CONFIRMED' | 'APPOINTMENT_CANCELLED' | 'APPOINTMENT_RESCHEDULED' | 'APPOINTMENT_REMINDER' | 'EXTERNAL_CALENDAR_EVENT';
+export type RecipientType = 'CUSTOMER' | 'RESOURCE' | 'BUSINESS';
+export type Channel = 'EMAIL' | 'SMS';
+
+export interface WebhooksTable {
+  companyId: string;
+  id: string;
+  locationId: string;
+  url: string;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  triggers: ColumnType<string[], string[] | undefined, string[]>;
+  active: Generated<boolean>;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  companyId: string;
+  id: string;
+  webhookId: string;
+  eventId: string;
+  trigger: string;
+  appointmentId: string;
+  url: string;
+  outcome: Generated<'pending' | 'delivered' | 'failed'>;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number | null;
+  address: string | null;
+  createdAt: CreatedAt;
+  finishedAt: Date | null;
+}
+
+export interface NotificationTemplatesTable {
+  companyId: string;
+  id: string;
+  type: TemplateType;
+  recipientType: RecipientType;
+  channel: Generated<Channel>;
+  subject: Generated<string>;
+  body: string;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface NotificationsTable {
+  companyId: string;
+  id: string;
+  eventId: string;
+  appointmentId: string;
+  type: string;
+  channel: Channel;
+  recipientType: RecipientType;
+  recipient: string;
+  subject: string | null;
+  body: string;
+  status: Generated<'pending' | 'sent' | 'not_sent' | 'failed'>;
+  reason: string | null;
+  providerId: string | null;
+  createdAt: CreatedAt;
+  finishedAt: Date | null;
+}
+
+export interface AppointmentRemindersTable {
+  companyId: string;
+  appointmentId: string;
+  offsetMinutes: number;
+  eventId: string;
+  createdAt: CreatedAt;
 }
 
 export interface IdempotencyKeysTable {
@@ -293,6 +368,11 @@ export interface Database {
   appointmentResources: AppointmentResourcesTable;
   outboxEvents: OutboxEventsTable;
   idempotencyKeys: IdempotencyKeysTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  notificationTemplates: NotificationTemplatesTable;
+  notifications: NotificationsTable;
+  appointmentReminders: AppointmentRemindersTable;
   locations: LocationsTable;
   services: ServicesTable;
   resources: ResourcesTable;

@@ -1,0 +1,355 @@
+import Handlebars from 'handlebars';
+import { DateTime } from 'luxon';
+import type { Address, Channel } from '../../platform/database/schema.js';
+
+/**
+ * Notification templates: Handlebars with the merge variables of the specification. Pure: no
+ * database, no I/O.
+ *
+ * Every template is compiled with the same options:
+ * - `compat: true`: a name not found in the current context is looked up in the enclosing ones, so
+ *   inside `{{#each resources}}` a bare `{{name}}` is the current resource's while
+ *   `{{appointment.time}}` (an outer path) still works, as the specification asks. `@root.` paths
+ *   and `../` work too. The root keys are never `name`, `email` or `phone`, and every resource
+ *   carries those three as strings (empty when unknown), so a resource's field never falls through
+ *   to something else.
+ * - `noEscape: true`: subjects and bodies are plain text (email text parts and SMS), so `&`, `<`
+ *   and quotes are sent as written, never as HTML entities.
+ * - `strict: false`: a missing variable renders as an empty string.
+ * - Templates run in an isolated Handlebars environment with no partials or custom helpers; the
+ *   built-in `log` helper is a no-op, so a template cannot write to the server's log.
+ */
+const hb = Handlebars.create();
+hb.registerHelper('log', () => '');
+
+const COMPILE_OPTIONS = { compat: true, noEscape: true, strict: false } as const;
+
+/** The helpers a template may call; anything else with arguments is refused at save time. */
+const BLOCK_HELPERS = new Set(['if', 'unless', 'each', 'with']);
+const BUILTIN_NAMES = new Set(['if', 'unless', 'each', 'with', 'lookup', 'log', 'helperMissing', 'blockHelperMissing']);
+
+type Node = hbs.AST.Node;
+type Program = hbs.AST.Program;
+
+const lineOf = (node: Node) => node.loc?.start.line ?? 1;
+
+/** The helper name a path names, when it is a plain one-part name (`each`, not `this.each`). */
+function helperName(path: Node): string | null {
+  if (path.type !== 'PathExpression') return null;
+  const p = path as hbs.AST.PathExpression;
+  return !p.data && p.depth === 0 && p.parts.length === 1 ? (p.parts[0] ?? null) : null;
+}
+
+function hasHash(node: { hash?: hbs.AST.Hash }): boolean {
+  return (node.hash?.pairs.length ?? 0) > 0;
+}
+
+/** The first problem in expressions (parameters, hash values, sub-expressions), or null. */
+function checkExpressions(expressions: Node[]): string | null {
+  for (const expression of expressions) {
+    if (expression.type !== 'SubExpression') continue;
+    const sub = expression as hbs.AST.SubExpression;
+    const name = helperName(sub.path);
+    if (name !== 'lookup') return `Only the lookup helper can be used in a sub-expression (line ${lineOf(sub)})`;
+    if (sub.params.length !== 2) return `lookup takes exactly two arguments (line ${lineOf(sub)})`;
+    const inner = checkExpressions([...sub.params, ...(sub.hash?.pairs.map((pair) => pair.value) ?? [])]);
+    if (inner) return inner;
+  }
+  return null;
+}
+
+/**
+ * Walks the template: refuses a `{{#each}}` anywhere inside another (directly or through
+ * if/unless/with blocks, in either branch), partials, decorators and calls of helpers that do not
+ * exist, so that what is saved renders.
+ */
+function checkProgram(program: Program | undefined, eachLine: number | null): string | null {
+  for (const statement of program?.body ?? []) {
+    switch (statement.type) {
+      case 'ContentStatement':
+      case 'CommentStatement':
+        break;
+      case 'MustacheStatement': {
+        const mustache = statement as hbs.AST.MustacheStatement;
+        const name = helperName(mustache.path);
+        const isCall = mustache.params.length > 0 || hasHash(mustache);
+        if (name === 'lookup') {
+          if (mustache.params.length !== 2) return `lookup takes exactly two arguments (line ${lineOf(mustache)})`;
+        } else if (name !== null && BUILTIN_NAMES.has(name)) {
+          return BLOCK_HELPERS.has(name)
+            ? `${name} must be used as a block: {{#${name} ...}}...{{/${name}}} (line ${lineOf(mustache)})`
+            : `The ${name} helper is not available in templates (line ${lineOf(mustache)})`;
+        } else if (isCall) {
+          return `Unknown helper "${name ?? 'expression'}" (line ${lineOf(mustache)}); available: if, unless, each, with, lookup`;
+        }
+        const problem = checkExpressions([...mustache.params, ...(mustache.hash?.pairs.map((pair) => pair.value) ?? [])]);
+        if (problem) return problem;
+        break;
+      }
+      case 'BlockStatement': {
+        const block = statement as hbs.AST.BlockStatement;
+        const name = helperName(block.path);
+        const line = lineOf(block);
+        if (name !== null && BLOCK_HELPERS.has(name)) {
+          if (block.params.length !== 1) return `#${name} takes exactly one argument (line ${line})`;
+          if (name === 'each' && eachLine !== null) {
+            return `Nested {{#each}} blocks are not supported: the {{#each}} at line ${line} is inside the {{#each}} at line ${eachLine}`;
+          }
+        } else if (name !== null && BUILTIN_NAMES.has(name)) {
+          return `The ${name} helper cannot be used as a block (line ${line})`;
+        } else if (block.params.length > 0 || hasHash(block)) {
+          return `Unknown block helper "${name ?? 'expression'}" (line ${line}); available: if, unless, each, with`;
+        }
+        const problem = checkExpressions([...block.params, ...(block.hash?.pairs.map((pair) => pair.value) ?? [])]);
+        if (problem) return problem;
+        const inner = name === 'each' ? line : eachLine;
+        const nested = checkProgram(block.program, inner) ?? checkProgram(block.inverse, inner);
+        if (nested) return nested;
+        break;
+      }
+      case 'PartialStatement':
+      case 'PartialBlockStatement':
+        return `Partials are not supported (line ${lineOf(statement)})`;
+      default:
+        // Decorators ({{* ...}}, {{#* ...}}) and anything a later Handlebars adds.
+        return `Unsupported template syntax ${statement.type} (line ${lineOf(statement)})`;
+    }
+  }
+  return null;
+}
+
+/** A parse error on one line, without the caret drawing and the parser's long list of expected tokens. */
+const oneLine = (message: string) =>
+  message
+    .replace(/\n-*\^\n/g, ' ')
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/Expecting (?:'[^']*', ){3,}got '([^']*)'/, "unexpected '$1'")
+    .trim();
+
+/**
+ * Why a template source cannot be saved, or null when it can: it does not parse or compile, it has
+ * a nested `{{#each}}` (unsupported, refused at save time), a partial, a decorator, or a call of a
+ * helper that does not exist. As a last check it is rendered once with sample data.
+ */
+export function compileCheck(source: string): string | null {
+  let ast: Program;
+  try {
+    ast = hb.parse(source);
+  } catch (error) {
+    return `Does not compile: ${oneLine((error as Error).message)}`;
+  }
+  const problem = checkProgram(ast, null);
+  if (problem) return problem;
+  try {
+    hb.precompile(source, COMPILE_OPTIONS);
+    hb.compile(source, COMPILE_OPTIONS)(SAMPLE_CONTEXT);
+  } catch (error) {
+    return `Does not compile: ${oneLine((error as Error).message)}`;
+  }
+  return null;
+}
+
+// --- Merge context -----------------------------------------------------------------------------
+
+type CustomFieldName = 'field1' | 'field2' | 'field3' | 'field4' | 'field5' | 'field6' | 'field7' | 'field8' | 'field9' | 'field10';
+const CUSTOM_FIELDS: CustomFieldName[] = ['field1', 'field2', 'field3', 'field4', 'field5', 'field6', 'field7', 'field8', 'field9', 'field10'];
+
+/** What a message is about: the appointment as the API returns it and the records it names. */
+export interface MergeData {
+  appointment: {
+    id: string;
+    startTime: string | Date;
+    endTime: string | Date;
+    duration: number;
+    timezoneName?: string | null | undefined;
+    status: string;
+    notes?: string | null | undefined;
+  } & Partial<Record<CustomFieldName, string | null>>;
+  company: { name: string };
+  location: {
+    name: string;
+    timezoneName: string;
+    /** The location's address object (or a ready string). */
+    address?: unknown;
+    phone?: string | null | undefined;
+    email?: string | null | undefined;
+  };
+  service: { name: string; duration: number };
+  customer: { firstName: string; lastName?: string | null | undefined; email: string; phone?: string | null | undefined } | null;
+  resources: Array<{ name: string; email?: string | null | undefined; phone?: string | null | undefined }>;
+}
+
+export interface MergeResource {
+  name: string;
+  email: string;
+  phone: string;
+}
+
+/** The variables a template sees (docs/api.md, "Notification templates", lists them). */
+export interface MergeContext {
+  appointment: {
+    id: string;
+    /** Start date in the location's zone, for example `Monday 2 March 2026`. */
+    date: string;
+    /** Start time in the location's zone, `HH:mm`. */
+    time: string;
+    /** End time in the location's zone, `HH:mm`. */
+    endTime: string;
+    duration: number;
+    status: string;
+    notes: string;
+    /** Every resource's name, comma-separated. */
+    resources: string;
+    /** The first resource's name. */
+    resource: string;
+    location: string;
+    service: string;
+    /** The IANA zone the date and times are in. */
+    timezone: string;
+  } & Record<CustomFieldName, string>;
+  customer: { firstName: string; lastName: string; name: string; email: string; phone: string; resource: string };
+  /** The first resource ({name: '', ...} when there is none). */
+  resource: MergeResource;
+  resources: MergeResource[];
+  location: { name: string; timezone: string; address: string; phone: string; email: string };
+  service: { name: string; duration: number };
+  company: { name: string };
+}
+
+export const DATE_FORMAT = 'cccc d LLLL yyyy';
+export const TIME_FORMAT = 'HH:mm';
+
+const text = (value: string | null | undefined) => value ?? '';
+
+/** A location's address on one line: "line1, line2, city, state postalCode, country". */
+function formatAddress(address: unknown): string {
+  if (!address) return '';
+  if (typeof address === 'string') return address;
+  if (typeof address !== 'object') return '';
+  const part = (key: keyof Address) => {
+    const value = (address as Record<string, unknown>)[key];
+    return typeof value === 'string' ? value : '';
+  };
+  const cityLine = [part('city'), [part('state'), part('postalCode')].filter(Boolean).join(' ')].filter(Boolean).join(', ');
+  return [part('line1'), part('line2'), cityLine, part('country')].filter(Boolean).join(', ');
+}
+
+function zoneOf(data: MergeData): string {
+  for (const candidate of [data.location.timezoneName, data.appointment.timezoneName]) {
+    if (candidate && DateTime.now().setZone(candidate).isValid) return candidate;
+  }
+  return 'UTC';
+}
+
+function instant(value: string | Date, zone: string): DateTime {
+  const parsed = value instanceof Date ? DateTime.fromJSDate(value) : DateTime.fromISO(value, { setZone: true });
+  return parsed.setZone(zone).setLocale('en-GB');
+}
+
+/** Builds the merge variables of one message. Dates and times are in the location's zone. */
+export function buildMergeContext(data: MergeData): MergeContext {
+  const zone = zoneOf(data);
+  const start = instant(data.appointment.startTime, zone);
+  const end = instant(data.appointment.endTime, zone);
+  const resources: MergeResource[] = data.resources.map((r) => ({ name: r.name, email: text(r.email), phone: text(r.phone) }));
+  const first = resources[0] ?? { name: '', email: '', phone: '' };
+  const names = resources.map((r) => r.name).join(', ');
+  const customer = data.customer;
+  const customFields = Object.fromEntries(CUSTOM_FIELDS.map((name) => [name, text(data.appointment[name])])) as Record<CustomFieldName, string>;
+
+  return {
+    appointment: {
+      id: data.appointment.id,
+      date: start.isValid ? start.toFormat(DATE_FORMAT) : '',
+      time: start.isValid ? start.toFormat(TIME_FORMAT) : '',
+      endTime: end.isValid ? end.toFormat(TIME_FORMAT) : '',
+      duration: data.appointment.duration,
+      status: data.appointment.status,
+      notes: text(data.appointment.notes),
+      resources: names,
+      resource: first.name,
+      location: data.location.name,
+      service: data.service.name,
+      timezone: zone,
+      ...customFields,
+    },
+    customer: {
+      firstName: customer?.firstName ?? '',
+      lastName: text(customer?.lastName),
+      name: customer ? [customer.firstName, customer.lastName].filter(Boolean).join(' ') : '',
+      email: customer?.email ?? '',
+      phone: text(customer?.phone),
+      resource: first.name,
+    },
+    resource: { ...first },
+    resources,
+    location: {
+      name: data.location.name,
+      timezone: zone,
+      address: formatAddress(data.location.address),
+      phone: text(data.location.phone),
+      email: text(data.location.email),
+    },
+    service: { name: data.service.name, duration: data.service.duration },
+    company: { name: data.company.name },
+  };
+}
+
+/** A three-resource appointment, for the trial render at save time (and for previews). */
+export const SAMPLE_DATA: MergeData = {
+  appointment: {
+    id: '00000000-0000-4000-8000-000000000000',
+    startTime: '2026-03-02T09:00:00Z',
+    endTime: '2026-03-02T09:45:00Z',
+    duration: 45,
+    timezoneName: 'Europe/London',
+    status: 'BK',
+    notes: 'Sample notes',
+  },
+  company: { name: 'Sample Company' },
+  location: { name: 'Sample Location', timezoneName: 'Europe/London', address: '1 Sample Street, London', phone: '+442000000000', email: 'location@example.com' },
+  service: { name: 'Sample Service', duration: 45 },
+  customer: { firstName: 'Sam', lastName: 'Sample', email: 'sam@example.com', phone: '+447700900000' },
+  resources: [
+    { name: 'Alex', email: 'alex@example.com', phone: '+447700900001' },
+    { name: 'Blake', email: 'blake@example.com', phone: null },
+    { name: 'Casey', email: null, phone: '+447700900003' },
+  ],
+};
+const SAMPLE_CONTEXT = buildMergeContext(SAMPLE_DATA);
+
+// --- Rendering ---------------------------------------------------------------------------------
+
+/** Compiled templates by source: defaults and a company's templates render many times. */
+const compiled = new Map<string, Handlebars.TemplateDelegate>();
+const COMPILED_LIMIT = 1000;
+
+function compile(source: string): Handlebars.TemplateDelegate {
+  let template = compiled.get(source);
+  if (!template) {
+    template = hb.compile(source, COMPILE_OPTIONS);
+    if (compiled.size >= COMPILED_LIMIT) compiled.clear();
+    compiled.set(source, template);
+  }
+  return template;
+}
+
+export interface RenderedMessage {
+  /** The email subject on one line; null for SMS (the subject of an SMS template is never sent). */
+  subject: string | null;
+  /** The plain-text body. */
+  text: string;
+}
+
+/**
+ * Renders a template for one channel. EMAIL: the subject (line breaks folded to spaces, so a merge
+ * value cannot add a header line) and the body as plain text. SMS: the body only, trimmed; the
+ * subject is not rendered. Throws when the template cannot be rendered (saved templates are
+ * checked by `compileCheck`, so that means a template that bypassed it).
+ */
+export function renderTemplate(template: { subject?: string | null; body: string }, context: MergeContext, channel: Channel): RenderedMessage {
+  const body = compile(template.body)(context);
+  if (channel === 'SMS') return { subject: null, text: body.trim() };
+  const subject = compile(template.subject ?? '')(context).replace(/\s+/g, ' ').trim();
+  return { subject, text: body };
+}

@@ -52,7 +52,21 @@ import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createR
 import type { AvailabilityCache } from './modules/availability/cache.js';
 import { createAppointmentService } from './modules/appointments/service.js';
 import { registerAppointmentRoutes } from './modules/appointments/routes.js';
+import { registerWebhookRoutes } from './modules/webhooks/routes.js';
+import { createTemplateService } from './modules/templates/service.js';
+import { registerTemplateRoutes } from './modules/templates/routes.js';
 import type { App } from './platform/http/types.js';
+import { readFileSync } from 'node:fs';
+import type { EventTrigger } from './platform/database/schema.js';
+import { createEmailSender } from './platform/messaging/email.js';
+import { createSmsSender } from './platform/messaging/sms.js';
+import { createDispatcher } from './modules/notifications/dispatcher.js';
+import type { Dispatcher } from './modules/notifications/dispatcher.js';
+import { registerNotificationRoutes } from './modules/notifications/routes.js';
+import { activeWebhooksFor, finishDelivery, startDelivery } from './modules/webhooks/repository.js';
+import { defaultResolve, deliverWebhook } from './modules/webhooks/delivery-client.js';
+import { buildMergeContext, renderTemplate } from './modules/templates/render.js';
+import type { MergeContext } from './modules/templates/render.js';
 
 export interface RegisteredRoute {
   method: string;
@@ -63,7 +77,19 @@ export interface RegisteredRoute {
 declare module 'fastify' {
   interface FastifyInstance {
     registeredRoutes: RegisteredRoute[];
+    dispatcher: Dispatcher;
   }
+}
+
+/**
+ * Test configuration only (loadConfig refuses it outside NODE_ENV=test, and the delivery client
+ * refuses the allowance too): trust this CA for loopback receivers, and resolve these names locally.
+ */
+function webhookTestOptions(test: NonNullable<AppConfig['webhookTest']>) {
+  return {
+    testAllowance: { allowLoopback: true as const, ca: readFileSync(test.caFile) },
+    resolve: async (hostname: string) => test.hosts[hostname.toLowerCase()] ?? defaultResolve(hostname),
+  };
 }
 
 export interface BuildAppOptions {
@@ -231,6 +257,45 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   // Appointment changes clear the cached searches of their location, service, resources and customer.
   registerAppointmentRoutes(app, {
     appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch }),
+  });
+
+  // Webhook configuration of each location and the delivery records the company can read.
+  registerWebhookRoutes(app, { db: database.db });
+
+  // Email and SMS notification templates of the company (platform defaults apply without one).
+  const templates = createTemplateService({ db: database.db });
+  registerTemplateRoutes(app, { templates });
+  registerNotificationRoutes(app, { db: database.db });
+
+  // The outbox dispatcher: webhooks, email and SMS, reminders. server.ts runs it in a loop; tests
+  // call app.dispatcher.drain() to deliver what is pending.
+  const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
+  const sms = createSmsSender(config.sms);
+  const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
+  const dispatcher = createDispatcher({
+    db: database.db,
+    instanceId: randomUUID(),
+    leaseMs: config.worker.leaseMs,
+    batchSize: config.worker.batchSize,
+    log: app.log,
+    webhooks: {
+      activeFor: (db, companyId, locationId, trigger) => activeWebhooksFor(db, companyId, locationId, trigger as EventTrigger),
+      start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),
+      finish: async (db, companyId, id, outcome) => void (await finishDelivery(db, companyId, id, outcome)),
+      deliver: (options) => deliverWebhook({ ...options, ...webhookTest }),
+    },
+    messages: {
+      template: (companyId, type, recipientType, channel) => templates.resolve(companyId, type, recipientType, channel),
+      render: (template, context, channel) => renderTemplate(template, context as MergeContext, channel),
+      context: (data) => buildMergeContext(data),
+      email,
+      sms,
+    },
+  });
+  app.decorate('dispatcher', dispatcher);
+  app.addHook('onClose', async () => {
+    email.close();
+    sms.close();
   });
 
   await app.ready();

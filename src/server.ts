@@ -4,6 +4,7 @@ import { openDatabase } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
 import { Redis } from 'ioredis';
+import { startOutboxWorker } from './platform/outbox/worker.js';
 
 async function main() {
   let config;
@@ -33,6 +34,16 @@ async function main() {
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
 
+  // Webhooks, email, SMS and reminders go out from the outbox, on every instance (claims keep
+  // instances from sending the same thing twice).
+  const worker = config.worker.enabled
+    ? startOutboxWorker({
+        pollMs: config.worker.pollMs,
+        pass: () => app.dispatcher.runOnce(),
+        onError: (error) => app.log.error({ err: error }, 'outbox pass failed'),
+      })
+    : undefined;
+
   // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
   // database. A second signal, or the grace period running out, ends the process at once.
   let stopping = false;
@@ -47,6 +58,8 @@ async function main() {
     }, config.shutdownGraceMs + 1000);
     timer.unref();
     try {
+      // The pass in flight finishes first: a delivery is never cut in half.
+      await worker?.stop();
       await app.close();
       await database.close();
       await redis?.quit();

@@ -22,7 +22,7 @@ test('the README walkthrough works verbatim', async () => {
   const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
   assert.ok(block, 'the walkthrough block is marked in README.md');
   const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-readme-'));
-  const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : { DATA_DIR: dataDir };
+  const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL, WORKER_ENABLED: 'false' } : { DATA_DIR: dataDir };
   const server = await start(env);
   try {
     await waitReady(server);

@@ -36,6 +36,18 @@ export interface AppConfig {
   oidc: OidcConfig | undefined;
   /** The availability cache; off only for measuring the uncached path (bench). */
   availabilityCacheEnabled: boolean;
+  /** SMTP server for email notifications (smtp:// or smtps://); unset: email is recorded as not sent. */
+  smtpUrl: string | undefined;
+  emailFrom: string;
+  /** Twilio-style SMS provider; any part unset: SMS is recorded as not sent. */
+  sms: { baseUrl: string | undefined; accountSid: string | undefined; authToken: string | undefined; from: string | undefined };
+  /** The outbox worker (webhooks, notifications, reminders) of this instance. */
+  worker: { enabled: boolean; pollMs: number; leaseMs: number; batchSize: number };
+  /**
+   * Test-only: deliver webhooks to loopback receivers with this CA, resolving these names locally.
+   * Refused at start unless NODE_ENV is test, and the delivery client refuses it too.
+   */
+  webhookTest: { caFile: string; hosts: Record<string, string[]> } | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +100,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     oidc = { issuer: oidcIssuer, audience, jwksUrl };
   }
 
+  let webhookTest: AppConfig['webhookTest'];
+  if (env.WEBHOOK_TEST_CA_FILE || env.WEBHOOK_TEST_HOSTS) {
+    if (nodeEnv !== 'test') throw new ConfigError('WEBHOOK_TEST_CA_FILE and WEBHOOK_TEST_HOSTS exist only for tests (NODE_ENV=test)');
+    const hosts: Record<string, string[]> = {};
+    for (const pair of (env.WEBHOOK_TEST_HOSTS ?? '').split(',').filter(Boolean)) {
+      const [name, address] = pair.split('=');
+      if (!name || !address) throw new ConfigError('WEBHOOK_TEST_HOSTS is name=address,name=address');
+      (hosts[name.toLowerCase()] ??= []).push(address);
+    }
+    webhookTest = { caFile: env.WEBHOOK_TEST_CA_FILE ?? '', hosts };
+  }
+
   return {
     nodeEnv,
     isProduction,
@@ -109,5 +133,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     oidc,
     availabilityCacheEnabled: readBool(env, 'AVAILABILITY_CACHE', true),
+    smtpUrl: env.SMTP_URL || undefined,
+    emailFrom: env.EMAIL_FROM || 'Slotwise <no-reply@slotwise.local>',
+    sms: {
+      baseUrl: env.SMS_PROVIDER_URL || undefined,
+      accountSid: env.SMS_ACCOUNT_SID || undefined,
+      authToken: env.SMS_AUTH_TOKEN || undefined,
+      from: env.SMS_FROM || undefined,
+    },
+    worker: {
+      enabled: readBool(env, 'WORKER_ENABLED', true),
+      pollMs: readInt(env, 'OUTBOX_POLL_MS', 1000, 50, 60_000),
+      leaseMs: readInt(env, 'OUTBOX_LEASE_MS', 60_000, 1000, 3_600_000),
+      batchSize: readInt(env, 'OUTBOX_BATCH_SIZE', 20, 1, 500),
+    },
+    webhookTest,
   };
 }

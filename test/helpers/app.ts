@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { AppConfig } from '../../src/platform/config.js';
@@ -55,11 +56,38 @@ async function embeddedTemplate(): Promise<Blob> {
 
 /** The database for one test file: TEST_DATABASE_URL when set (CI's second pass), else an
  * in-memory PGlite. Tests isolate themselves by creating their own company. */
-export async function openTestDatabase(): Promise<DatabaseHandle> {
-  const databaseUrl = process.env.TEST_DATABASE_URL;
+export async function openTestDatabase(options: { dedicated?: boolean } = {}): Promise<DatabaseHandle> {
+  let databaseUrl = process.env.TEST_DATABASE_URL;
+  let drop: (() => Promise<void>) | undefined;
+  if (databaseUrl && options.dedicated) ({ url: databaseUrl, drop } = await createDedicatedDatabase(databaseUrl));
   const database = await openDatabase(databaseUrl ? { databaseUrl, poolSize: 5 } : { initialData: await embeddedTemplate() });
   await migrate(database.db);
-  return database;
+  if (!drop) return database;
+  const dropDatabase = drop;
+  return { ...database, close: async () => { await database.close(); await dropDatabase(); } };
+}
+
+/**
+ * A database of its own on the test server, for files whose work is server-wide (the outbox
+ * worker claims every company's events, so it must not see other files' bookings).
+ */
+async function createDedicatedDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  const name = `slotwise_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
 }
 
 /** CI's second pass sets TEST_REDIS_URL: shared state then goes through a real Redis. */
@@ -71,9 +99,9 @@ export async function openTestRedis(): Promise<Redis | undefined> {
   return redis;
 }
 
-export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+export async function createTestContext(env: Record<string, string> = {}, options: { dedicatedDatabase?: boolean } = {}): Promise<TestContext> {
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
-  const database = await openTestDatabase();
+  const database = await openTestDatabase({ dedicated: options.dedicatedDatabase ?? false });
   const redis = await openTestRedis();
   const app = await buildApp({ config, database, secrets: TEST_SECRETS, redis });
   return {

@@ -92,3 +92,10 @@ export const IncludeQuery = (names: string[]) =>
 export function parseInclude(value: string | undefined): Set<string> {
   return new Set((value ?? '').split(',').filter(Boolean));
 }
+
+/** Reminder offsets: minutes before the start (at most a week), distinct, at most five. */
+export const ReminderOffsets = Type.Array(Type.Integer({ minimum: 1, maximum: 10_080 }), {
+  maxItems: 5,
+  uniqueItems: true,
+  description: 'Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080',
+});

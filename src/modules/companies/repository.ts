@@ -21,6 +21,7 @@ export function createCompanyRepository(db: Db) {
       allowedDomains: string[];
       disableEmailNotifications: boolean;
       disableSmsNotifications: boolean;
+      reminderOffsets: number[];
     }, ownerUserId: string): Promise<CompanyRow> {
       return db.transaction().execute(async (trx) => {
         const row = await trx.insertInto('companies').values(company).returningAll().executeTakeFirstOrThrow();
@@ -52,7 +53,7 @@ export function createCompanyRepository(db: Db) {
       return { rows, total: Number(count.total) };
     },
 
-    update(companyId: string, changes: Partial<Pick<CompanyRow, 'name' | 'allowedDomains' | 'disableEmailNotifications' | 'disableSmsNotifications' | 'apiKeyHash' | 'apiKeyPrefix' | 'publicClientId' | 'suspendedAt'>>) {
+    update(companyId: string, changes: Partial<Pick<CompanyRow, 'name' | 'allowedDomains' | 'disableEmailNotifications' | 'disableSmsNotifications' | 'reminderOffsets' | 'apiKeyHash' | 'apiKeyPrefix' | 'publicClientId' | 'suspendedAt'>>) {
       return db
         .updateTable('companies')
         .set({ ...changes, updatedAt: new Date() })

@@ -3,7 +3,7 @@ import type { App } from '../../platform/http/types.js';
 import { PageQueryFields, Page, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
 import { requireCompany, requireUser } from '../../platform/auth/principal.js';
 import type { CompanyService } from './service.js';
-import { IncludeQuery, parseInclude } from '../catalog/fields.js';
+import { IncludeQuery, ReminderOffsets, parseInclude } from '../catalog/fields.js';
 
 const Company = Type.Object(
   {
@@ -15,6 +15,7 @@ const Company = Type.Object(
     disableSmsNotifications: Type.Boolean(),
     disableEmailAndSmsNotifications: Type.Boolean({ description: 'Legacy (v1): true only when both channels are disabled' }),
     suspended: Type.Boolean(),
+    reminderOffsets: Type.Array(Type.Integer(), { description: 'Minutes before the start at which APPOINTMENT_REMINDER is sent for booked appointments (a location may override)' }),
     locations: Type.Optional(
       Type.Array(Type.Object({ id: Uuid(), name: Type.String(), timezoneName: Type.String() }), { description: 'With include=locations on lists' }),
     ),
@@ -35,6 +36,7 @@ const WriteFields = {
   allowedDomains: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), { maxItems: 100 })),
   disableEmailNotifications: Type.Optional(Type.Boolean()),
   disableSmsNotifications: Type.Optional(Type.Boolean()),
+  reminderOffsets: Type.Optional(ReminderOffsets),
   disableNotifications: Type.Optional(
     Type.Boolean({ deprecated: true, description: 'Write only. When neither channel flag is in the body, both take this value.' }),
   ),

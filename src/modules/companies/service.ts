@@ -10,6 +10,7 @@ export interface CompanyWrite {
   allowedDomains?: string[];
   disableEmailNotifications?: boolean;
   disableSmsNotifications?: boolean;
+  reminderOffsets?: number[];
   /** Deprecated, write only: sets both channel flags when neither is in the same body. */
   disableNotifications?: boolean;
 }
@@ -32,6 +33,7 @@ export function companyView(row: CompanyRow, principal: Principal | null) {
     // Legacy (v1) value: true only when both channels are off.
     disableEmailAndSmsNotifications: row.disableEmailNotifications && row.disableSmsNotifications,
     suspended: row.suspendedAt !== null,
+    reminderOffsets: row.reminderOffsets,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -82,6 +84,7 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
           allowedDomains: allowedDomainsOrThrow(input.allowedDomains ?? []),
           disableEmailNotifications: flags.disableEmailNotifications ?? false,
           disableSmsNotifications: flags.disableSmsNotifications ?? false,
+          reminderOffsets: [...(input.reminderOffsets ?? [])].sort((a, b) => b - a),
         },
         ownerUserId,
       );
@@ -120,6 +123,7 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
       const changes: Parameters<CompanyRepository['update']>[1] = { ...channelFlags(input) };
       if (input.name !== undefined) changes.name = input.name;
       if (input.allowedDomains !== undefined) changes.allowedDomains = allowedDomainsOrThrow(input.allowedDomains);
+      if (input.reminderOffsets !== undefined) changes.reminderOffsets = [...input.reminderOffsets].sort((a, b) => b - a);
       const row = await repository.update(principal.companyId, changes);
       if (!row) throw notFound('Company not found');
       return companyView(row, principal);

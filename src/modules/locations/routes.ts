@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
 import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
-import { Address, EmailField, IncludeQuery, Name, Phone, Summary, TimezoneName, WeeklyAvailability, parseInclude } from '../catalog/fields.js';
+import { Address, EmailField, IncludeQuery, Name, Phone, ReminderOffsets, Summary, TimezoneName, WeeklyAvailability, parseInclude } from '../catalog/fields.js';
 import { LOCATION_INCLUDES } from './service.js';
 import type { LocationService } from './service.js';
 
@@ -18,6 +18,7 @@ const Fields = {
   bookingTimerMinutes: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 30, 'x-codes': { minimum: 'SETTINGS-102', maximum: 'SETTINGS-102' }, description: 'Minutes a hold lasts (1 to 30, default 10)' }),
   ),
+  reminderOffsets: Type.Optional(Nullable(ReminderOffsets)),
   legacyId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 };
 
@@ -31,6 +32,7 @@ const Location = Type.Object(
     email: Nullable(Type.String()),
     weeklyAvailability: Nullable(WeeklyAvailability),
     bookingTimerMinutes: Type.Integer(),
+    reminderOffsets: Nullable(Type.Array(Type.Integer(), { description: 'Minutes before the start for APPOINTMENT_REMINDER; null: the company\'s' })),
     legacyId: Nullable(Type.String()),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),

@@ -17,6 +17,8 @@ export interface LocationWrite {
   email?: string | null;
   weeklyAvailability?: WeeklyAvailability | null;
   bookingTimerMinutes?: number;
+  /** null: the company's reminder offsets apply. */
+  reminderOffsets?: number[] | null;
   legacyId?: string | null;
 }
 
@@ -53,6 +55,7 @@ export function createLocationService(deps: LocationDeps) {
       email: row.email,
       weeklyAvailability: row.weeklyAvailability,
       bookingTimerMinutes: row.bookingTimerMinutes,
+      reminderOffsets: row.reminderOffsets,
       legacyId: row.legacyId,
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),
@@ -100,6 +103,7 @@ export function createLocationService(deps: LocationDeps) {
         email: input.email ?? null,
         weeklyAvailability: json(input.weeklyAvailability),
         bookingTimerMinutes: input.bookingTimerMinutes ?? 10,
+        reminderOffsets: input.reminderOffsets ?? null,
         legacyId: input.legacyId ?? null,
       });
       return (await withGraph(principal.companyId, [row], FULL))[0]!;

@@ -20,7 +20,7 @@ before(async () => {
   if (!databaseUrl) return;
   // No signing secrets in the environment unless the caller set them: both instances, started
   // together, must agree on the ones generated and kept in the database.
-  const env: Record<string, string> = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' };
   if (process.env.TEST_REDIS_URL) env.REDIS_URL = process.env.TEST_REDIS_URL;
   servers = await Promise.all([start(env), start(env)]);
   await Promise.all(servers.map((server) => waitReady(server)));

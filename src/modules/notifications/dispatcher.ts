@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../../platform/database/index.js';
+import type { Channel, EventTrigger, RecipientType, TemplateType } from '../../platform/database/schema.js';
+import { appointmentRepository } from '../appointments/repository.js';
+import { toApi } from '../appointments/service.js';
+import type { Appointment } from '../appointments/service.js';
+
+/**
+ * Drains the outbox written by booking: each event goes to the location's active webhooks whose
+ * triggers match, and becomes email and SMS messages to the customer, the resources and the
+ * business. It also writes APPOINTMENT_REMINDER events when a booked appointment reaches one of its
+ * reminder offsets.
+ *
+ * Exactly-once across instances and restarts:
+ * - events are claimed with FOR UPDATE SKIP LOCKED for a lease; a crashed worker's claims expire
+ *   and another worker takes them over;
+ * - every webhook attempt and every message has a row keyed by (webhook or recipient, event),
+ *   inserted before it is sent, so a taken-over event never repeats what was already attempted
+ *   (deliveries are sent once, never retried: Delivery rules 7);
+ * - a reminder is a row keyed by (appointment, offset), written with its event in one transaction.
+ */
+
+export interface DeliveryOutcome {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  address: string | null;
+}
+
+export type SendOutcome = { status: 'sent'; providerId: string | null } | { status: 'not_sent'; reason: string } | { status: 'failed'; reason: string };
+
+export interface DispatcherDeps {
+  db: Db;
+  /** Names this instance's claims (diagnostics). */
+  instanceId: string;
+  leaseMs: number;
+  batchSize: number;
+  now?: () => number;
+  webhooks: {
+    activeFor(db: Db, companyId: string, locationId: string, trigger: string): Promise<Array<{ id: string; url: string; headers: Record<string, string> }>>;
+    start(db: Db, delivery: { companyId: string; webhookId: string; eventId: string; trigger: string; appointmentId: string; url: string }): Promise<string | null>;
+    finish(db: Db, companyId: string, id: string, outcome: DeliveryOutcome): Promise<void>;
+    deliver(options: { url: string; headers: Record<string, string>; body: unknown }): Promise<DeliveryOutcome>;
+  };
+  messages: {
+    template(companyId: string, type: TemplateType, recipientType: RecipientType, channel: Channel): Promise<{ subject: string; body: string }>;
+    render(template: { subject: string; body: string }, context: unknown, channel: Channel): { subject: string | null; text: string };
+    context(data: MessageData): unknown;
+    email: { send(message: { to: string; subject: string; text: string }): Promise<SendOutcome> };
+    sms: { send(message: { to: string; body: string }): Promise<SendOutcome> };
+  };
+  log?: { warn(object: unknown, message: string): void };
+}
+
+/** What a message is made from (the templates' merge variables come from it). */
+export interface MessageData {
+  appointment: Appointment;
+  previousAppointment: Appointment | null;
+  company: { name: string };
+  location: { name: string; timezoneName: string; address: unknown; phone: string | null; email: string | null };
+  service: { name: string; duration: number };
+  customer: { firstName: string; lastName: string | null; email: string; phone: string | null } | null;
+  resources: Array<{ name: string; email: string | null; phone: string | null }>;
+}
+
+/** Which template each trigger's messages use. */
+export const TEMPLATE_OF: Record<EventTrigger, TemplateType> = {
+  NEW_APPOINTMENT: 'APPOINTMENT_BOOKED',
+  APPOINTMENT_CONFIRMED: 'APPOINTMENT_CONFIRMED',
+  APPOINTMENT_CANCELLED: 'APPOINTMENT_CANCELLED',
+  APPOINTMENT_RESCHEDULED: 'APPOINTMENT_RESCHEDULED',
+  APPOINTMENT_REMINDER: 'APPOINTMENT_REMINDER',
+};
+
+interface ClaimedEvent {
+  companyId: string;
+  id: string;
+  trigger: EventTrigger;
+  appointmentId: string;
+  locationId: string;
+  payload: Appointment;
+  createdAt: Date;
+}
+
+/** Reminders look this far ahead at most (the largest allowed offset is a week). */
+const MAX_REMINDER_OFFSET_MINUTES = 10_080;
+
+export function createDispatcher(deps: DispatcherDeps) {
+  const { db } = deps;
+  const clock = deps.now ?? Date.now;
+
+  /**
+   * Reminder events for BK appointments whose reminder time (start minus an offset of the location,
+   * else of the company) has come, once per appointment and offset. An appointment booked after its
+   * reminder time gets no reminder for that offset; a cancelled or rescheduled one (CN, RE) none.
+   */
+  async function scheduleReminders(): Promise<number> {
+    const now = new Date(clock());
+    const horizon = new Date(now.getTime() + MAX_REMINDER_OFFSET_MINUTES * 60_000);
+    return db.transaction().execute(async (trx) => {
+      const due = await sql<{ companyId: string; appointmentId: string; offsetMinutes: number; eventId: string }>`
+        insert into appointment_reminders (company_id, appointment_id, offset_minutes, event_id)
+        select a.company_id, a.id, o.offset_minutes, gen_random_uuid()
+        from appointments a
+        join companies c on c.id = a.company_id
+        join locations l on l.company_id = a.company_id and l.id = a.location_id
+        cross join lateral unnest(coalesce(l.reminder_offsets, c.reminder_offsets)) as o(offset_minutes)
+        where a.status = 'BK'
+          and a.start_time > ${now}
+          and a.start_time <= ${horizon}
+          and a.start_time - make_interval(mins => o.offset_minutes) <= ${now}
+          and a.start_time - make_interval(mins => o.offset_minutes) >= a.created_at
+          and not exists (
+            select 1 from appointment_reminders r
+            where r.company_id = a.company_id and r.appointment_id = a.id and r.offset_minutes = o.offset_minutes)
+        limit 500
+        on conflict do nothing
+        returning company_id, appointment_id, offset_minutes, event_id`.execute(trx);
+      for (const reminder of due.rows) {
+        const row = await appointmentRepository.byId(trx, reminder.companyId, reminder.appointmentId);
+        if (!row) continue;
+        await appointmentRepository.addEvents(trx, [
+          { companyId: row.companyId, id: reminder.eventId, trigger: 'APPOINTMENT_REMINDER', appointmentId: row.id, locationId: row.locationId, payload: toApi(row) },
+        ]);
+      }
+      return due.rows.length;
+    });
+  }
+
+  /** Claims pending events (or ones whose claim lease ran out) for this worker. */
+  async function claim(): Promise<ClaimedEvent[]> {
+    const now = new Date(clock());
+    const staleBefore = new Date(now.getTime() - deps.leaseMs);
+    const result = await sql<ClaimedEvent>`
+      update outbox_events set claimed_at = ${now}, claimed_by = ${deps.instanceId}
+      where (company_id, id) in (
+        select company_id, id from outbox_events
+        where processed_at is null and (claimed_at is null or claimed_at < ${staleBefore})
+        order by created_at
+        limit ${deps.batchSize}
+        for update skip locked)
+      returning company_id, id, trigger, appointment_id, location_id, payload, created_at`.execute(db);
+    return result.rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  }
+
+  async function deliverWebhooks(event: ClaimedEvent): Promise<void> {
+    const hooks = await deps.webhooks.activeFor(db, event.companyId, event.locationId, event.trigger);
+    // One receiver's slowness must not hold up another's (each has its own five-second deadline).
+    await Promise.all(
+      hooks.map(async (hook) => {
+        const deliveryId = await deps.webhooks.start(db, {
+          companyId: event.companyId,
+          webhookId: hook.id,
+          eventId: event.id,
+          trigger: event.trigger,
+          appointmentId: event.appointmentId,
+          url: hook.url,
+        });
+        if (!deliveryId) return;
+        const outcome = await deps.webhooks.deliver({ url: hook.url, headers: hook.headers, body: { appointment: event.payload, trigger: event.trigger } });
+        await deps.webhooks.finish(db, event.companyId, deliveryId, outcome);
+      }),
+    );
+  }
+
+  async function messageData(event: ClaimedEvent): Promise<{ data: MessageData; channels: { EMAIL: boolean; SMS: boolean } } | null> {
+    const { companyId } = event;
+    let appointment = event.payload;
+    let previousAppointment: Appointment | null = null;
+    // A rescheduled appointment's message tells the new time and keeps the old one at hand.
+    if (event.trigger === 'APPOINTMENT_RESCHEDULED' && appointment.rescheduledToId) {
+      const replacement = await appointmentRepository.byId(db, companyId, appointment.rescheduledToId);
+      if (replacement) {
+        previousAppointment = appointment;
+        appointment = toApi(replacement);
+      }
+    }
+    const [company, location, service, customer, resources] = await Promise.all([
+      db.selectFrom('companies').select(['name', 'disableEmailNotifications', 'disableSmsNotifications']).where('id', '=', companyId).executeTakeFirst(),
+      db.selectFrom('locations').select(['name', 'timezoneName', 'address', 'phone', 'email']).where('companyId', '=', companyId).where('id', '=', appointment.locationId).executeTakeFirst(),
+      db.selectFrom('services').select(['name', 'duration']).where('companyId', '=', companyId).where('id', '=', appointment.serviceId).executeTakeFirst(),
+      appointment.customerId
+        ? db.selectFrom('customers').select(['firstName', 'lastName', 'email', 'phone']).where('companyId', '=', companyId).where('id', '=', appointment.customerId).executeTakeFirst()
+        : Promise.resolve(undefined),
+      appointment.resourceIds.length
+        ? db.selectFrom('resources').select(['id', 'name', 'email', 'phone']).where('companyId', '=', companyId).where('id', 'in', appointment.resourceIds).orderBy('name').orderBy('id').execute()
+        : Promise.resolve([]),
+    ]);
+    if (!company || !location || !service) return null;
+    return {
+      data: {
+        appointment,
+        previousAppointment,
+        company: { name: company.name },
+        location,
+        service,
+        customer: customer ?? null,
+        resources: resources.map(({ name, email, phone }) => ({ name, email, phone })),
+      },
+      // The company's channel flags suppress their channel (webhooks are not affected).
+      channels: { EMAIL: !company.disableEmailNotifications, SMS: !company.disableSmsNotifications },
+    };
+  }
+
+  /** Every message an event sends: per recipient and channel, built from the channel's template. */
+  async function sendMessages(event: ClaimedEvent): Promise<void> {
+    // A replacement made by reschedule is announced by the APPOINTMENT_RESCHEDULED message.
+    if (event.trigger === 'NEW_APPOINTMENT' && event.payload.rescheduledFromId) return;
+    const loaded = await messageData(event);
+    if (!loaded) return;
+    const { data, channels } = loaded;
+    const type = TEMPLATE_OF[event.trigger];
+    const recipients: Array<{ recipientType: RecipientType; channel: Channel; to: string }> = [];
+    if (data.customer) {
+      recipients.push({ recipientType: 'CUSTOMER', channel: 'EMAIL', to: data.customer.email });
+      if (data.customer.phone) recipients.push({ recipientType: 'CUSTOMER', channel: 'SMS', to: data.customer.phone });
+    }
+    for (const resource of data.resources) {
+      if (resource.email) recipients.push({ recipientType: 'RESOURCE', channel: 'EMAIL', to: resource.email });
+      if (resource.phone) recipients.push({ recipientType: 'RESOURCE', channel: 'SMS', to: resource.phone });
+    }
+    if (data.location.email) recipients.push({ recipientType: 'BUSINESS', channel: 'EMAIL', to: data.location.email });
+    if (data.location.phone) recipients.push({ recipientType: 'BUSINESS', channel: 'SMS', to: data.location.phone });
+
+    const context = deps.messages.context(data);
+    for (const recipient of recipients) {
+      // Email and SMS are built separately, each from its own channel's template (Notification templates 3).
+      const template = await deps.messages.template(event.companyId, type, recipient.recipientType, recipient.channel);
+      const rendered = deps.messages.render(template, context, recipient.channel);
+      const id = randomUUID();
+      const inserted = await db
+        .insertInto('notifications')
+        .values({
+          companyId: event.companyId,
+          id,
+          eventId: event.id,
+          appointmentId: event.appointmentId,
+          type,
+          channel: recipient.channel,
+          recipientType: recipient.recipientType,
+          recipient: recipient.to,
+          subject: rendered.subject,
+          body: rendered.text,
+        })
+        .onConflict((oc) => oc.columns(['companyId', 'eventId', 'channel', 'recipientType', 'recipient']).doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (!inserted) continue;
+      const outcome: SendOutcome = !channels[recipient.channel]
+        ? { status: 'not_sent', reason: `${recipient.channel === 'EMAIL' ? 'Email' : 'SMS'} notifications are turned off for this company` }
+        : recipient.channel === 'EMAIL'
+          ? await deps.messages.email.send({ to: recipient.to, subject: rendered.subject ?? '', text: rendered.text })
+          : await deps.messages.sms.send({ to: recipient.to, body: rendered.text });
+      await db
+        .updateTable('notifications')
+        .set({
+          status: outcome.status,
+          reason: outcome.status === 'sent' ? null : outcome.reason,
+          providerId: outcome.status === 'sent' ? outcome.providerId : null,
+          finishedAt: new Date(),
+        })
+        .where('companyId', '=', event.companyId)
+        .where('id', '=', id)
+        .execute();
+    }
+  }
+
+  async function process(event: ClaimedEvent): Promise<void> {
+    // A failing webhook or message never stops the other channel, nor the event from completing.
+    const results = await Promise.allSettled([deliverWebhooks(event), sendMessages(event)]);
+    for (const result of results) {
+      if (result.status === 'rejected') deps.log?.warn({ err: result.reason, eventId: event.id }, 'outbox event partly failed');
+    }
+    await db.updateTable('outboxEvents').set({ processedAt: new Date() }).where('companyId', '=', event.companyId).where('id', '=', event.id).execute();
+  }
+
+  return {
+    scheduleReminders,
+
+    /** One pass: reminders due now, then one batch of events. Returns how much it did. */
+    async runOnce(): Promise<{ reminders: number; events: number }> {
+      const reminders = await scheduleReminders();
+      const events = await claim();
+      await Promise.all(events.map((event) => process(event)));
+      return { reminders, events: events.length };
+    },
+
+    /** Passes until the outbox has nothing claimable (tests and shutdown). */
+    async drain(maxPasses = 50): Promise<number> {
+      let total = 0;
+      for (let pass = 0; pass < maxPasses; pass++) {
+        const { reminders, events } = await this.runOnce();
+        total += events;
+        if (events === 0 && reminders === 0) break;
+      }
+      return total;
+    },
+  };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

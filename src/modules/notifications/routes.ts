@@ -1,0 +1,79 @@
+import { Type } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { App } from '../../platform/http/types.js';
+import type { Db } from '../../platform/database/index.js';
+import { Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { requireCompany } from '../../platform/auth/principal.js';
+import { StringEnum } from '../catalog/fields.js';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Notification = Type.Object(
+  {
+    id: Uuid(),
+    eventId: Uuid(),
+    appointmentId: Uuid(),
+    type: Type.String({ description: 'Template type, for example APPOINTMENT_BOOKED' }),
+    channel: StringEnum(['EMAIL', 'SMS']),
+    recipientType: StringEnum(['CUSTOMER', 'RESOURCE', 'BUSINESS']),
+    recipient: Type.String({ description: 'Email address or phone number' }),
+    subject: Nullable(Type.String({ description: 'Null for SMS: the subject is not sent' })),
+    body: Type.String(),
+    status: StringEnum(['pending', 'sent', 'not_sent', 'failed'], { description: 'not_sent: channel off or not configured (see reason); failed: the provider refused or could not be reached' }),
+    reason: Nullable(Type.String()),
+    providerId: Nullable(Type.String({ description: 'The SMTP message id or the SMS provider\'s message sid' })),
+    createdAt: Type.String({ format: 'date-time' }),
+    finishedAt: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'Notification' },
+);
+
+// The log holds customers' contact details: the roles that may see customers may see it.
+const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+
+/** GET /v3/notifications: every message built for the company's appointment events, newest first. */
+export function registerNotificationRoutes(app: App, { db }: { db: Db }) {
+  app.addSchema(Notification);
+  app.get(
+    '/v3/notifications',
+    {
+      config: ACCESS,
+      schema: {
+        tags: ['Notifications'],
+        summary: 'The notifications log: every email and SMS built for appointment events, sent or not, newest first',
+        security: Security.company,
+        querystring: Type.Object({
+          appointmentId: Type.Optional(Uuid()),
+          channel: Type.Optional(StringEnum(['EMAIL', 'SMS'])),
+          status: Type.Optional(StringEnum(['pending', 'sent', 'not_sent', 'failed'])),
+          ...PageQueryFields(100),
+        }),
+        response: { 200: Page(Type.Ref('Notification')), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { companyId } = requireCompany(request.principal);
+      const { appointmentId, channel, status } = request.query;
+      const limit = request.query.limit ?? 20;
+      const page = request.query.page ?? 1;
+      let base = db.selectFrom('notifications').where('companyId', '=', companyId);
+      if (appointmentId) base = base.where('appointmentId', '=', appointmentId);
+      if (channel) base = base.where('channel', '=', channel);
+      if (status) base = base.where('status', '=', status);
+      const [rows, count] = await Promise.all([
+        base.selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
+        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return {
+        data: rows.map(({ companyId: _company, ...row }) => ({
+          ...row,
+          createdAt: row.createdAt.toISOString(),
+          finishedAt: row.finishedAt?.toISOString() ?? null,
+        })),
+        page,
+        limit,
+        total: Number(count.total),
+      };
+    },
+  );
+}

@@ -444,8 +444,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
     work: (trx: Db, row: AppointmentRow) => Promise<{ result: T; changed: AppointmentRow[] }>,
     /** Runs first in the transaction (before any lock); returns further keys to lock. */
     prelude?: (trx: Db) => Promise<string[]>,
+    /** The row as already read by the caller (saves reading it again). */
+    known?: AppointmentRow,
   ): Promise<T> {
-    const before = await readVisible(db, principal, companyId, id);
+    const before = known ?? (await readVisible(db, principal, companyId, id));
     let changed: AppointmentRow[] = [];
     const result = await transaction(async (trx) => {
       const extra = prelude ? await prelude(trx) : [];
@@ -539,6 +541,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         newCustomerId = before.customerId ? null : await resolveCustomer(trx, companyId, customer, true);
         return newCustomerId ? lockKeys(companyId, { resources: [], customerId: newCustomerId }) : [];
       },
+      before,
     );
   }
 
@@ -603,6 +606,8 @@ export function createAppointmentService(deps: AppointmentDeps) {
           const updated = (await repo.byId(trx, companyId, id))!;
           return { result: toApi(updated), changed: [updated] };
         },
+        undefined,
+        before,
       );
     },
 
@@ -676,6 +681,8 @@ export function createAppointmentService(deps: AppointmentDeps) {
           await emit(trx, replacement, ['NEW_APPOINTMENT']);
           return { result: toApi(replacement), changed: [original, replacement] };
         },
+        undefined,
+        before,
       );
     },
 

@@ -87,9 +87,13 @@ interface ClaimedEvent {
 /** Reminders look this far ahead at most (the largest allowed offset is a week). */
 const MAX_REMINDER_OFFSET_MINUTES = 10_080;
 
+/** How often a worker looks for due reminders: reminders go out within this long of their time. */
+export const REMINDER_SCAN_MS = 15_000;
+
 export function createDispatcher(deps: DispatcherDeps) {
   const { db } = deps;
   const clock = deps.now ?? Date.now;
+  let lastReminderScan = 0;
 
   /**
    * Reminder events for BK appointments whose reminder time (start minus an offset of the location,
@@ -279,9 +283,14 @@ export function createDispatcher(deps: DispatcherDeps) {
   return {
     scheduleReminders,
 
-    /** One pass: reminders due now, then one batch of events. Returns how much it did. */
-    async runOnce(): Promise<{ reminders: number; events: number }> {
-      const reminders = await scheduleReminders();
+    /**
+     * One pass: reminders due now (looked for at most every REMINDER_SCAN_MS, as the scan reads a
+     * week of booked appointments), then one batch of events. Returns how much it did.
+     */
+    async runOnce(options: { scanReminders?: boolean } = {}): Promise<{ reminders: number; events: number }> {
+      const scan = options.scanReminders ?? clock() - lastReminderScan >= REMINDER_SCAN_MS;
+      if (scan) lastReminderScan = clock();
+      const reminders = scan ? await scheduleReminders() : 0;
       const events = await claim();
       await Promise.all(events.map((event) => process(event)));
       return { reminders, events: events.length };
@@ -291,7 +300,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async drain(maxPasses = 50): Promise<number> {
       let total = 0;
       for (let pass = 0; pass < maxPasses; pass++) {
-        const { reminders, events } = await this.runOnce();
+        const { reminders, events } = await this.runOnce({ scanReminders: pass === 0 });
         total += events;
         if (events === 0 && reminders === 0) break;
       }

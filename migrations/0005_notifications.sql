@@ -39,6 +39,7 @@ create table webhook_deliveries (
   foreign key (company_id, webhook_id) references webhooks (company_id, id) on delete cascade
 );
 create index webhook_deliveries_list_idx on webhook_deliveries (company_id, webhook_id, created_at desc, id desc);
+create index webhook_deliveries_event_idx on webhook_deliveries (company_id, event_id);
 
 create table notification_templates (
   company_id uuid not null references companies (id),

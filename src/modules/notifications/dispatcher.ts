@@ -52,6 +52,8 @@ export interface DispatcherDeps {
     sms: { send(message: { to: string; body: string }): Promise<SendOutcome> };
   };
   log?: { warn(object: unknown, message: string): void };
+  /** Told each finished webhook delivery's outcome (metrics). */
+  onWebhookOutcome?: (ok: boolean) => void;
 }
 
 /** What a message is made from (the templates' merge variables come from it). */
@@ -82,6 +84,7 @@ interface ClaimedEvent {
   locationId: string;
   payload: Appointment;
   createdAt: Date;
+  previousClaim: Date | null;
 }
 
 /** Reminders look this far ahead at most (the largest allowed offset is a week). */
@@ -137,16 +140,41 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function claim(): Promise<ClaimedEvent[]> {
     const now = new Date(clock());
     const staleBefore = new Date(now.getTime() - deps.leaseMs);
+    // previous_claim is set when this event was claimed before by a worker whose lease ran out.
     const result = await sql<ClaimedEvent>`
-      update outbox_events set claimed_at = ${now}, claimed_by = ${deps.instanceId}
-      where (company_id, id) in (
-        select company_id, id from outbox_events
+      with candidates as (
+        select company_id, id, claimed_at as previous_claim from outbox_events
         where processed_at is null and (claimed_at is null or claimed_at < ${staleBefore})
         order by created_at
         limit ${deps.batchSize}
         for update skip locked)
-      returning company_id, id, trigger, appointment_id, location_id, payload, created_at`.execute(db);
+      update outbox_events o set claimed_at = ${now}, claimed_by = ${deps.instanceId}
+      from candidates c
+      where o.company_id = c.company_id and o.id = c.id
+      returning o.company_id, o.id, o.trigger, o.appointment_id, o.location_id, o.payload, o.created_at, c.previous_claim`.execute(db);
     return result.rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  }
+
+  /**
+   * An event taken over from a worker that stopped: attempts it left pending ended without an
+   * answer we know of. They are closed as failed, never repeated (deliveries are sent once).
+   */
+  async function closeInterrupted(event: ClaimedEvent): Promise<void> {
+    const reason = 'interrupted: the worker stopped during the attempt; not repeated';
+    await db
+      .updateTable('webhookDeliveries')
+      .set({ outcome: 'failed', error: reason, finishedAt: new Date() })
+      .where('companyId', '=', event.companyId)
+      .where('eventId', '=', event.id)
+      .where('outcome', '=', 'pending')
+      .execute();
+    await db
+      .updateTable('notifications')
+      .set({ status: 'failed', reason, finishedAt: new Date() })
+      .where('companyId', '=', event.companyId)
+      .where('eventId', '=', event.id)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   async function deliverWebhooks(event: ClaimedEvent): Promise<void> {
@@ -165,6 +193,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         if (!deliveryId) return;
         const outcome = await deps.webhooks.deliver({ url: hook.url, headers: hook.headers, body: { appointment: event.payload, trigger: event.trigger } });
         await deps.webhooks.finish(db, event.companyId, deliveryId, outcome);
+        deps.onWebhookOutcome?.(outcome.ok);
       }),
     );
   }
@@ -272,6 +301,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   async function process(event: ClaimedEvent): Promise<void> {
+    if (event.previousClaim) await closeInterrupted(event);
     // A failing webhook or message never stops the other channel, nor the event from completing.
     const results = await Promise.allSettled([deliverWebhooks(event), sendMessages(event)]);
     for (const result of results) {
@@ -280,7 +310,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     await db.updateTable('outboxEvents').set({ processedAt: new Date() }).where('companyId', '=', event.companyId).where('id', '=', event.id).execute();
   }
 
-  return {
+  const dispatcher = {
     scheduleReminders,
 
     /**
@@ -292,7 +322,17 @@ export function createDispatcher(deps: DispatcherDeps) {
       if (scan) lastReminderScan = clock();
       const reminders = scan ? await scheduleReminders() : 0;
       const events = await claim();
-      await Promise.all(events.map((event) => process(event)));
+      // Events of one appointment in order (a booking before its cancellation); others in parallel.
+      const byAppointment = new Map<string, ClaimedEvent[]>();
+      for (const event of events) {
+        const key = `${event.companyId}:${event.appointmentId}`;
+        byAppointment.set(key, [...(byAppointment.get(key) ?? []), event]);
+      }
+      await Promise.all(
+        [...byAppointment.values()].map(async (sequence) => {
+          for (const event of sequence) await process(event);
+        }),
+      );
       return { reminders, events: events.length };
     },
 
@@ -300,13 +340,14 @@ export function createDispatcher(deps: DispatcherDeps) {
     async drain(maxPasses = 50): Promise<number> {
       let total = 0;
       for (let pass = 0; pass < maxPasses; pass++) {
-        const { reminders, events } = await this.runOnce({ scanReminders: pass === 0 });
+        const { reminders, events } = await dispatcher.runOnce({ scanReminders: pass === 0 });
         total += events;
         if (events === 0 && reminders === 0) break;
       }
       return total;
     },
   };
+  return dispatcher;
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;

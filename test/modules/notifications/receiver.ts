@@ -41,7 +41,7 @@ export interface Receiver {
   /** https://webhook-receiver.example.com:<port><path> */
   url(path: string): string;
   hits: Hit[];
-  /** Hits whose path and query are exactly `url`. */
+  /** Hits whose path and query are exactly those of `url` (a full URL or a path with its query). */
   hitsTo(url: string): Hit[];
   /** Hits whose path (query ignored) is `path`. */
   hitsToPath(path: string): Hit[];
@@ -60,7 +60,7 @@ export async function startReceiver(): Promise<Receiver> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let parsed: unknown = null;
+      let parsed: unknown;
       try {
         parsed = JSON.parse(body);
       } catch {
@@ -87,7 +87,10 @@ export async function startReceiver(): Promise<Receiver> {
     port,
     hits,
     url: (path: string) => `https://${RECEIVER_HOST}:${port}${path}`,
-    hitsTo: (url: string) => hits.filter((hit) => hit.url === url),
+    hitsTo: (url: string) => {
+      const target = url.startsWith('https://') ? `${new URL(url).pathname}${new URL(url).search}` : url;
+      return hits.filter((hit) => hit.url === target);
+    },
     hitsToPath: (path: string) => hits.filter((hit) => hit.url.split('?')[0] === path),
     async waitFor(predicate: (all: Hit[]) => boolean, timeoutMs: number, what: string) {
       const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,238 @@
+// The real server process (src/server.ts): events written by booking survive a kill -9 and are
+// delivered once by the restarted process's worker; two instances with workers on one PostgreSQL
+// never deliver the same event twice.
+//
+// The database is a temporary embedded one (DATA_DIR) or, when TEST_DATABASE_URL is set, a database
+// of its own created on that server. Webhooks go to a real HTTPS receiver on 127.0.0.1 through the
+// test-only allowance (NODE_ENV=test with WEBHOOK_TEST_CA_FILE and WEBHOOK_TEST_HOSTS).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { start, waitReady } from '../../helpers/server.js';
+import type { Running } from '../../helpers/server.js';
+import { EVERY_DAY, LONDON, dayAhead, slot } from '../appointments/fixtures.js';
+import { WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
+import type { Receiver } from './receiver.js';
+
+let receiver: Receiver;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+before(async () => {
+  receiver = await startReceiver();
+});
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await receiver.close();
+});
+
+/** NODE_ENV=test (the webhook test allowance exists only there), quiet logs. */
+const BASE_ENV = { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...WEBHOOK_TEST_ENV };
+
+/** A dedicated PostgreSQL database on the TEST_DATABASE_URL server, dropped at the end. */
+async function dedicatedPostgres(serverUrl: string): Promise<string> {
+  const name = `slotwise_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.end();
+  });
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+let database: Record<string, string> | undefined;
+
+/**
+ * Where the servers of the restart tests keep their data: an embedded database in a temporary
+ * directory, or a PostgreSQL database of their own. Made once and shared by those tests (a fresh
+ * embedded database takes seconds to initialise); each test has its own tenant and receiver path.
+ */
+async function databaseEnv(): Promise<Record<string, string>> {
+  if (database) return database;
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (serverUrl) {
+    database = { DATABASE_URL: await dedicatedPostgres(serverUrl) };
+  } else {
+    const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-restart-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    database = { DATA_DIR: dataDir };
+  }
+  return database;
+}
+
+async function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  running.child.kill(signal);
+  await running.exit;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are checked field by field
+async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+async function created(base: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ id: string; [key: string]: unknown }> {
+  const answer = await call(base, 'POST', path, headers, body);
+  assert.equal(answer.status, 201, `${path}: ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+interface HttpTenant {
+  headers: Record<string, string>;
+  locationId: string;
+  serviceId: string;
+  resourceId: string;
+  customerId: string;
+  webhookId: string;
+  url: string;
+}
+
+/** A tenant set up through HTTP, as the README's walkthrough does, with a webhook on its location. */
+async function tenantOverHttp(base: string, webhookPath: string): Promise<HttpTenant> {
+  const email = `restart-${randomUUID()}@example.com`;
+  const password = 'a long password';
+  await created(base, '/v3/auth/signup', {}, { email, password, name: 'Olive Owner' });
+  const login = await call(base, 'POST', '/v3/auth/login', {}, { email, password });
+  assert.equal(login.status, 200, JSON.stringify(login.body));
+  const userHeaders = { authorization: `Bearer ${login.body.accessToken}` };
+  const company = await created(base, '/v3/company', userHeaders, { name: `Restart ${randomUUID()}` });
+  const headers = { ...userHeaders, 'x-api-key': String(company.apiKey) };
+  const location = await created(base, '/v3/location', headers, { name: 'Main', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
+  const service = await created(base, '/v3/service', headers, { name: 'Consult', duration: 30, locationIds: [location.id] });
+  const resource = await created(base, '/v3/resource', headers, { name: 'Ann', locationIds: [location.id], serviceIds: [service.id] });
+  const customer = await created(base, '/v3/customer', headers, { firstName: 'Ada', email: `ada-${randomUUID()}@example.com` });
+  const url = receiver.url(webhookPath);
+  const webhook = await created(base, `/v3/webhook?locationId=${location.id}`, headers, { url, triggers: ['NEW_APPOINTMENT'] });
+  return { headers, locationId: location.id, serviceId: service.id, resourceId: resource.id, customerId: customer.id, webhookId: webhook.id, url };
+}
+
+/** Books the n-th half-hour slot from 09:00 on a day two weeks and more ahead. */
+async function book(base: string, t: HttpTenant, n: number): Promise<string> {
+  const day = dayAhead(14 + Math.floor(n / 16));
+  const minutes = 9 * 60 + (n % 16) * 30;
+  const time = `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+  const appointment = await created(base, `/v3/appointment?LocationId=${t.locationId}&ServiceId=${t.serviceId}`, t.headers, {
+    ...slot(day, time, 30),
+    ResourceIds: [t.resourceId],
+    CustomerId: t.customerId,
+  });
+  return appointment.id;
+}
+
+/** A server with its worker enabled, handed from the first restart test to the second. */
+let withWorker: Running | undefined;
+
+const receivedIds = (url: string) => receiver.hitsTo(url).map((hit) => hit.json?.appointment?.id as string);
+
+test('killed with SIGKILL between booking and delivery, the restarted server delivers each pending event once', async () => {
+  const data = await databaseEnv();
+  const first = await start({ ...BASE_ENV, ...data, WORKER_ENABLED: 'false' });
+  cleanups.push(() => stop(first, 'SIGKILL'));
+  await waitReady(first);
+  const tenant = await tenantOverHttp(first.base, `/hook?x=1&restart=${randomUUID().slice(0, 8)}`);
+  const ids: string[] = [];
+  for (let n = 0; n < 5; n++) ids.push(await book(first.base, tenant, n));
+  await sleep(300);
+  assert.equal(receiver.hitsTo(tenant.url).length, 0, 'no worker ran: nothing was delivered before the kill');
+
+  first.child.kill('SIGKILL');
+  await first.exit;
+  assert.equal(first.child.signalCode, 'SIGKILL');
+
+  const second = await start({ ...BASE_ENV, ...data, WORKER_ENABLED: 'true', OUTBOX_POLL_MS: '100' });
+  cleanups.push(() => stop(second, 'SIGKILL'));
+  await waitReady(second);
+  await receiver.waitFor(() => receiver.hitsTo(tenant.url).length >= 5, 20_000, 'five deliveries after the restart');
+  await sleep(2500);
+  assert.deepEqual(receivedIds(tenant.url).sort(), [...ids].sort(), 'each appointment exactly once, and nothing more arrives');
+
+  // The restarted server shows the company what was delivered (the dashboard token still holds).
+  const list = await call(second.base, 'GET', `/v3/webhook/${tenant.webhookId}/deliveries?limit=100`, tenant.headers);
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  assert.equal(list.body.total, 5);
+  assert.ok(list.body.data.every((d: { outcome: string }) => d.outcome === 'delivered'), JSON.stringify(list.body.data));
+
+  // Left running for the next test (a server start takes seconds).
+  withWorker = second;
+});
+
+test('killed while a delivery is in flight, the restarted server does not send it again', async () => {
+  const data = await databaseEnv();
+  // A server with its worker running (the previous test's, when it ran); the receiver never
+  // answers, so the kill lands during the POST.
+  let first = withWorker;
+  if (!first || first.child.exitCode !== null || first.child.signalCode !== null) {
+    const fresh = await start({ ...BASE_ENV, ...data, WORKER_ENABLED: 'true', OUTBOX_POLL_MS: '100' });
+    cleanups.push(() => stop(fresh, 'SIGKILL'));
+    await waitReady(fresh);
+    first = fresh;
+  }
+  withWorker = undefined;
+  const tenant = await tenantOverHttp(first.base, `/hang?x=1&inflight=${randomUUID().slice(0, 8)}`);
+  const id = await book(first.base, tenant, 0);
+  await receiver.waitFor(() => receivedIds(tenant.url).includes(id), 10_000, 'the POST in flight');
+  first.child.kill('SIGKILL');
+  await first.exit;
+
+  // A short lease: the dead worker's claim is taken over within about a second.
+  const second = await start({ ...BASE_ENV, ...data, WORKER_ENABLED: 'true', OUTBOX_POLL_MS: '100', OUTBOX_LEASE_MS: '1000' });
+  cleanups.push(() => stop(second, 'SIGKILL'));
+  await waitReady(second);
+  await sleep(3000);
+  assert.deepEqual(receivedIds(tenant.url), [id], 'sent once: the attempt in flight is not repeated');
+  const list = await call(second.base, 'GET', `/v3/webhook/${tenant.webhookId}/deliveries?limit=100`, tenant.headers);
+  assert.equal(list.status, 200);
+  assert.equal(list.body.total, 1, 'one record for the one attempt');
+  assert.notEqual(list.body.data[0].outcome, 'delivered');
+  await stop(second);
+  assert.equal(second.child.exitCode, 0, second.output());
+});
+
+test('two instances with workers on one PostgreSQL deliver each of 20 bookings once', async (t) => {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) return t.skip('TEST_DATABASE_URL is not set');
+  const databaseUrl = await dedicatedPostgres(serverUrl);
+  const env = { ...BASE_ENV, DATABASE_URL: databaseUrl, WORKER_ENABLED: 'true', OUTBOX_POLL_MS: '100', OUTBOX_BATCH_SIZE: '2' };
+  const [a, b] = await Promise.all([start(env), start(env)]);
+  cleanups.push(() => stop(a, 'SIGKILL'), () => stop(b, 'SIGKILL'));
+  await Promise.all([waitReady(a), waitReady(b)]);
+  // A slow receiver (150 ms an answer) keeps each worker busy, so both take part.
+  const tenant = await tenantOverHttp(a.base, `/slow?x=1&two=${randomUUID().slice(0, 8)}`);
+  const ids = await Promise.all(Array.from({ length: 20 }, (_, n) => book(n % 2 ? b.base : a.base, tenant, n)));
+  await receiver.waitFor(() => receiver.hitsTo(tenant.url).length >= 20, 20_000, 'twenty deliveries');
+  await sleep(2000);
+  assert.deepEqual(receivedIds(tenant.url).sort(), [...ids].sort(), 'each appointment exactly once');
+
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const claims = await client.query<{ claimed_by: string; processed: boolean }>(
+      'select claimed_by, processed_at is not null as processed from outbox_events',
+    );
+    assert.equal(claims.rows.length, 20);
+    assert.ok(claims.rows.every((row) => row.processed));
+    assert.equal(new Set(claims.rows.map((row) => row.claimed_by)).size, 2, 'both instances delivered some');
+    const deliveries = await client.query<{ n: string }>('select count(*) as n from webhook_deliveries');
+    assert.equal(Number(deliveries.rows[0]!.n), 20);
+  } finally {
+    await client.end();
+  }
+  await Promise.all([stop(a), stop(b)]);
+});

@@ -48,6 +48,52 @@ export interface AppConfig {
    * Refused at start unless NODE_ENV is test, and the delivery client refuses it too.
    */
   webhookTest: { caFile: string; hosts: Record<string, string[]> } | undefined;
+  /** Rate budgets and admission queues (see README, Rate limits). */
+  rateLimits: RateLimitConfig;
+}
+
+/** A fixed-window budget: at most `limit` requests per `windowSeconds`. */
+export interface RateBudget {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** Per-instance admission of an expensive route: concurrency caps and a bounded FIFO queue. */
+export interface AdmissionLimits {
+  /** Requests served at once by this instance, every company together. */
+  concurrency: number;
+  /** Requests of one company served at once by this instance. */
+  companyConcurrency: number;
+  /** Requests that may wait for a slot; beyond it a request is refused at once. */
+  queue: number;
+  /** Longest wait in the queue before the request is refused. */
+  maxWaitMs: number;
+}
+
+export interface RateLimitConfig {
+  /** false: no budgets and no admission (nothing answers 429). */
+  enabled: boolean;
+  /** Prefix of every Redis key of the limiter. */
+  keyPrefix: string;
+  /** A Redis call slower than this counts in this instance's memory instead. */
+  redisTimeoutMs: number;
+  budgets: {
+    /** Per OAuth client id. */
+    oauthToken: RateBudget;
+    /** Every token request of the deployment together. */
+    oauthTokenGlobal: RateBudget;
+    availability: RateBudget;
+    apiRead: RateBudget;
+    apiWrite: RateBudget;
+    publicRead: RateBudget;
+    publicWrite: RateBudget;
+    appointmentList: RateBudget;
+    appointmentCursor: RateBudget;
+  };
+  admission: {
+    appointmentList: AdmissionLimits;
+    appointmentCursor: AdmissionLimits;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -70,6 +116,55 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const WINDOW_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** `600/60s`, `600/1m`, `600/m` or `600/60` (seconds): requests per window. */
+function readBudget(env: Env, name: string, fallback: RateBudget): RateBudget {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^\s*(\d+)\s*\/\s*(\d*)\s*([smh]?)\s*$/i.exec(raw);
+  const limit = Number(match?.[1]);
+  const windowSeconds = match && (match[2] || match[3]) ? Number(match[2] || 1) * WINDOW_UNITS[(match[3] || 's').toLowerCase()]! : NaN;
+  if (!match || !(limit >= 1 && limit <= 1_000_000_000) || !(windowSeconds >= 1 && windowSeconds <= 86_400)) {
+    throw new ConfigError(`${name} must be requests per window such as 600/60s, 600/1m or 50/1h (at least 1 request, a window of 1 second to 24 hours), got "${raw}"`);
+  }
+  return { limit, windowSeconds };
+}
+
+function readAdmission(env: Env, prefix: string, fallback: AdmissionLimits): AdmissionLimits {
+  return {
+    concurrency: readInt(env, `${prefix}_CONCURRENCY`, fallback.concurrency, 1, 10_000),
+    companyConcurrency: readInt(env, `${prefix}_COMPANY_CONCURRENCY`, fallback.companyConcurrency, 1, 10_000),
+    queue: readInt(env, `${prefix}_QUEUE`, fallback.queue, 0, 100_000),
+    maxWaitMs: readInt(env, `${prefix}_MAX_WAIT_MS`, fallback.maxWaitMs, 0, 600_000),
+  };
+}
+
+function readRateLimits(env: Env): RateLimitConfig {
+  const minute = (limit: number): RateBudget => ({ limit, windowSeconds: 60 });
+  return {
+    enabled: readBool(env, 'RATE_LIMITS_ENABLED', true),
+    keyPrefix: env.RATE_LIMIT_KEY_PREFIX || 'rl:',
+    redisTimeoutMs: readInt(env, 'RATE_LIMIT_REDIS_TIMEOUT_MS', 250, 1, 60_000),
+    budgets: {
+      oauthToken: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN', minute(60)),
+      oauthTokenGlobal: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN_GLOBAL', minute(1200)),
+      availability: readBudget(env, 'RATE_LIMIT_AVAILABILITY', minute(600)),
+      apiRead: readBudget(env, 'RATE_LIMIT_API_READ', minute(1200)),
+      apiWrite: readBudget(env, 'RATE_LIMIT_API_WRITE', minute(600)),
+      publicRead: readBudget(env, 'RATE_LIMIT_PUBLIC_READ', minute(2400)),
+      publicWrite: readBudget(env, 'RATE_LIMIT_PUBLIC_WRITE', minute(300)),
+      appointmentList: readBudget(env, 'RATE_LIMIT_APPOINTMENT_LIST', minute(120)),
+      appointmentCursor: readBudget(env, 'RATE_LIMIT_APPOINTMENT_CURSOR', minute(600)),
+    },
+    admission: {
+      // Together below DATABASE_POOL_SIZE's default (10), so other routes always find a connection.
+      appointmentList: readAdmission(env, 'APPOINTMENT_LIST', { concurrency: 4, companyConcurrency: 2, queue: 16, maxWaitMs: 2000 }),
+      appointmentCursor: readAdmission(env, 'APPOINTMENT_CURSOR', { concurrency: 5, companyConcurrency: 3, queue: 32, maxWaitMs: 5000 }),
+    },
+  };
 }
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -148,5 +243,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
       batchSize: readInt(env, 'OUTBOX_BATCH_SIZE', 20, 1, 500),
     },
     webhookTest,
+    rateLimits: readRateLimits(env),
   };
 }

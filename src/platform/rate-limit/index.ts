@@ -1,0 +1,155 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { RateBudget, RateLimitConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import { AdmissionGate, AdmissionRefused } from './admission.js';
+import type { Release } from './admission.js';
+import {
+  APPOINTMENT_CURSOR_ROUTE,
+  APPOINTMENT_LIST_ROUTE,
+  OAUTH_TOKEN_ROUTE,
+  admissionKey,
+  callerKey,
+  familyOf,
+  oauthClientId,
+  refusalMessage,
+} from './families.js';
+import type { Family } from './families.js';
+import { createMemoryStore, createRedisStore } from './store.js';
+import type { Hit, RateLimitStore } from './store.js';
+
+export { FAMILIES, refusalMessage } from './families.js';
+export type { Family } from './families.js';
+
+export interface RateLimitDeps {
+  config: RateLimitConfig;
+  /** Shared counters for every instance; this instance's memory without it. */
+  redis?: Redis | undefined;
+}
+
+/** Seconds a refused admission (queue full or waited too long) asks the caller to wait. */
+export const ADMISSION_RETRY_AFTER_SECONDS = 1;
+
+const EXPOSED_HEADERS = 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After';
+
+interface Bucket {
+  key: string;
+  budget: RateBudget;
+}
+
+const wholeSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Rate limits and admission (README, Rate limits). Hooks, in this order:
+ *  - onRequest, after the authentication hook (so it must be registered right after it): spends
+ *    one request of the caller's budget in the route's family;
+ *  - preValidation, on POST /v3/oauth/token only: spends the client id's budget and the global
+ *    one (the body is parsed by then; the route has no authenticated caller);
+ *  - preHandler, on GET /v3/appointments and /v3/appointments/cursor: waits for an admission slot
+ *    of this instance, released when the response ends.
+ * Every response whose budget was counted carries RateLimit-Limit, RateLimit-Remaining,
+ * RateLimit-Reset and RateLimit-Policy; a refusal is 429 with Retry-After.
+ */
+export function registerRateLimits(app: FastifyInstance, { config, redis }: RateLimitDeps): void {
+  if (!config.enabled) return;
+
+  const memory = createMemoryStore();
+  const store: RateLimitStore = redis
+    ? createRedisStore(redis, {
+        fallback: memory,
+        timeoutMs: config.redisTimeoutMs,
+        onUnavailable: (error) =>
+          app.log.warn({ err: error }, 'Rate limits: Redis is not answering; counting in this instance only until it does'),
+        onRecovered: () => app.log.info('Rate limits: Redis answers again; budgets are shared again'),
+      })
+    : memory;
+  const { budgets } = config;
+
+  async function spend(reply: FastifyReply, family: Family, buckets: Bucket[]): Promise<void> {
+    // In order, stopping at the first refusal: a client over its own budget does not spend the
+    // global one, so one noisy client cannot use up everyone's token budget with its refusals.
+    const states: Array<{ budget: Bucket['budget']; remaining: number; resetSeconds: number; exceeded: boolean }> = [];
+    for (const bucket of buckets) {
+      const hit: Hit = await store.hit(`${config.keyPrefix}${bucket.key}`, bucket.budget.windowSeconds * 1000);
+      const exceeded = hit.count > bucket.budget.limit;
+      states.push({ budget: bucket.budget, remaining: Math.max(0, bucket.budget.limit - hit.count), resetSeconds: wholeSeconds(hit.resetMs), exceeded });
+      if (exceeded) break;
+    }
+    const exceeded = states.filter((s) => s.exceeded);
+    // The headers describe the bucket that binds: a refusing one (the longest wait), else the
+    // one with the fewest requests left.
+    const shown = exceeded.length
+      ? exceeded.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a))
+      : states.reduce((a, b) => (b.remaining < a.remaining || (b.remaining === a.remaining && b.resetSeconds > a.resetSeconds) ? b : a));
+    reply.header('RateLimit-Limit', String(shown.budget.limit));
+    reply.header('RateLimit-Remaining', String(shown.remaining));
+    reply.header('RateLimit-Reset', String(shown.resetSeconds));
+    reply.header('RateLimit-Policy', `${shown.budget.limit};w=${shown.budget.windowSeconds}`);
+    if (exceeded.length) {
+      reply.request.log.debug({ family }, 'rate limit exceeded');
+      throw new ApiError(429, refusalMessage(family), [], undefined, { 'Retry-After': String(shown.resetSeconds) });
+    }
+  }
+
+  // Company and dashboard callers, public booking pages: one budget per family and caller.
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (!principal) return;
+    const family = familyOf(request.method, request.routeOptions.url);
+    if (!family || family === 'oauthToken') return;
+    // Booking pages run in browsers, which show scripts only the headers named here.
+    if (principal.kind === 'public') reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    await spend(reply, family, [{ key: `${family}:${callerKey(principal)}`, budget: budgets[family] }]);
+  });
+
+  // Token requests: per client id (from the body or HTTP Basic) and for the whole deployment.
+  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST' || request.routeOptions.url !== OAUTH_TOKEN_ROUTE) return;
+    const clientId = oauthClientId(request);
+    const buckets: Bucket[] = [{ key: 'oauthToken:global', budget: budgets.oauthTokenGlobal }];
+    if (clientId !== undefined) buckets.unshift({ key: `oauthToken:client:${clientId}`, budget: budgets.oauthToken });
+    await spend(reply, 'oauthToken', buckets);
+  });
+
+  // The appointment lists: bounded concurrency per instance, with a small queue.
+  const gates: Partial<Record<string, { gate: AdmissionGate; family: Family }>> = {
+    [APPOINTMENT_LIST_ROUTE]: { gate: new AdmissionGate(config.admission.appointmentList), family: 'appointmentList' },
+    [APPOINTMENT_CURSOR_ROUTE]: { gate: new AdmissionGate(config.admission.appointmentCursor), family: 'appointmentCursor' },
+  };
+  const releases = new WeakMap<FastifyRequest, Release>();
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (!principal || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+    const entry = request.routeOptions.url === undefined ? undefined : gates[request.routeOptions.url];
+    if (!entry) return;
+    const refuse = (reason: string) => {
+      request.log.debug({ family: entry.family, reason }, 'admission refused');
+      return new ApiError(429, refusalMessage(entry.family), [], undefined, { 'Retry-After': String(ADMISSION_RETRY_AFTER_SECONDS) });
+    };
+    let gone = false;
+    const onGone = () => (gone = true);
+    reply.raw.once('close', onGone);
+    let release: Release;
+    try {
+      release = await entry.gate.acquire(admissionKey(principal));
+    } catch (error) {
+      if (error instanceof AdmissionRefused) throw refuse(error.reason);
+      throw error;
+    } finally {
+      reply.raw.off('close', onGone);
+    }
+    // The caller went away while waiting: give the slot straight back, and do not run the query.
+    if (gone) {
+      release();
+      throw refuse('caller went away');
+    }
+    releases.set(request, release);
+    // Whichever comes first: the response is sent, or the connection goes away.
+    reply.raw.once('close', release);
+  });
+
+  app.addHook('onResponse', async (request: FastifyRequest) => {
+    releases.get(request)?.();
+  });
+}

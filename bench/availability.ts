@@ -169,7 +169,7 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
   const seeded = await seed(database, data);
   console.log(`  seeded ${RESOURCES} resources, ${APPOINTMENTS} appointments, ${RECURRING_BLOCKS} recurring blocks in ${fmt(performance.now() - t)}`);
   for (const cache of [false, true]) {
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', AVAILABILITY_CACHE: String(cache) });
+    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', AVAILABILITY_CACHE: String(cache), RATE_LIMITS_ENABLED: 'false' });
     const secrets = await resolveSecrets(database.db, config);
     const app = await buildApp({ config, database, secrets });
     await app.listen({ port: 0, host: '127.0.0.1' });

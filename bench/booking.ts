@@ -324,7 +324,7 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
   const seedMs = performance.now() - seedStarted;
   console.log(`  migrated and seeded 1 location, 1 service, ${RESOURCES} resources, ${customers} customers in ${fmt(seedMs)}`);
 
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', RATE_LIMITS_ENABLED: 'false' });
   const secrets = await resolveSecrets(database.db, config);
   const app = await buildApp({ config, database, secrets });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -13,6 +13,7 @@ import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
 import { registerAuthentication } from './platform/auth/authenticate.js';
+import { registerRateLimits } from './platform/rate-limit/index.js';
 import { createIdentityRepository } from './modules/identity/repository.js';
 import { createIdentityService } from './modules/identity/service.js';
 import { registerIdentityRoutes } from './modules/identity/routes.js';
@@ -67,6 +68,7 @@ import { activeWebhooksFor, finishDelivery, startDelivery } from './modules/webh
 import { defaultResolve, deliverWebhook } from './modules/webhooks/delivery-client.js';
 import { buildMergeContext, renderTemplate } from './modules/templates/render.js';
 import type { MergeContext } from './modules/templates/render.js';
+import { registerMetrics } from './platform/metrics.js';
 
 export interface RegisteredRoute {
   method: string;
@@ -102,11 +104,23 @@ export interface BuildAppOptions {
   isDraining?: () => boolean;
 }
 
+/** Field names that hold a credential, wherever a log object carries them (top level or one level down). */
+const SECRET_FIELDS = ['password', 'client_secret', 'clientSecret', 'refresh_token', 'refreshToken', 'access_token', 'accessToken', 'apiKey', 'authToken', 'token'];
+
+/**
+ * Never logged. Request logs carry only the method, URL, host and remote address (no headers, no
+ * body) and error logs the error itself, so these are a second line: a header or a credential field
+ * that reaches a log object some day is written as [redacted]. test/platform/logging.test.ts reads
+ * the real server's output at debug level while sending every kind of credential.
+ */
 export const LOG_REDACTIONS = [
   'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
   'req.headers["x-api-key"]',
   'req.headers["x-client-id"]',
   'req.headers.cookie',
+  'req.body',
+  ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
 ];
 
 /** Builds the whole HTTP application: platform hooks first, then every capability's routes. */
@@ -144,6 +158,9 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   });
   app.decorate('registeredRoutes', routes);
 
+  // Prometheus metrics: every answer is counted (onResponse); GET /metrics serves them.
+  const metrics = registerMetrics(app, { database, log: app.log });
+
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {
     openapi: {
@@ -170,6 +187,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   const tokens = createTokenService(secrets, config, config.oidc);
   const principals = createPrincipalRepository(database.db);
   registerAuthentication(app, { tokens, principals });
+  // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
+  registerRateLimits(app, { config: config.rateLimits, redis });
 
   const companyRepository = createCompanyRepository(database.db);
   const companies = createCompanyService({ repository: companyRepository });
@@ -278,6 +297,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     leaseMs: config.worker.leaseMs,
     batchSize: config.worker.batchSize,
     log: app.log,
+    onWebhookOutcome: (ok) => metrics.recordWebhookOutcome(ok ? 'delivered' : 'failed'),
     webhooks: {
       activeFor: (db, companyId, locationId, trigger) => activeWebhooksFor(db, companyId, locationId, trigger as EventTrigger),
       start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),

@@ -223,28 +223,23 @@ export const appointmentRepository = {
 
   /** Finds the customer by email (case-insensitive) or creates one; concurrent creators agree on one row. */
   async findOrCreateCustomer(db: Db, companyId: string, customer: { id: string; firstName: string; lastName: string | null; email: string; phone: string | null }): Promise<string> {
-    const existing = await db
-      .selectFrom('customers')
-      .select('id')
-      .where('companyId', '=', companyId)
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', customer.email.toLowerCase()))
-      .where('archivedAt', 'is', null)
-      .executeTakeFirst();
+    const byEmail = () =>
+      db
+        .selectFrom('customers')
+        .select('id')
+        .where('companyId', '=', companyId)
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', customer.email.toLowerCase()))
+        .where('archivedAt', 'is', null)
+        .executeTakeFirst();
+    const existing = await byEmail();
     if (existing) return existing.id;
     const inserted = await sql<{ id: string }>`
       insert into customers (company_id, id, first_name, last_name, email, phone)
       values (${companyId}, ${customer.id}, ${customer.firstName}, ${customer.lastName}, ${customer.email}, ${customer.phone})
       on conflict (company_id, lower(email)) where archived_at is null do nothing
       returning id`.execute(db);
-    if (inserted.rows[0]) return inserted.rows[0].id;
-    const row = await db
-      .selectFrom('customers')
-      .select('id')
-      .where('companyId', '=', companyId)
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', customer.email.toLowerCase()))
-      .where('archivedAt', 'is', null)
-      .executeTakeFirstOrThrow();
-    return row.id;
+    // Nothing inserted: a concurrent booking created the customer first; use theirs.
+    return inserted.rows[0]?.id ?? (await byEmail())!.id;
   },
 
   /** Live resources by id with their per-customer booking limit. */

@@ -128,46 +128,34 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
   app.addSchema(AppointmentSchema);
   const ref = Type.Ref('Appointment');
 
-  app.post(
-    '/v3/appointment',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Book a slot directly (status BK); emits NEW_APPOINTMENT',
-        description: 'The slot, every limit and the capacity are checked and written in one transaction, serialised on the resources, customer and service-day it touches. A slot taken meanwhile is a 400 (BOOKING-105).',
-        security: Security.company,
-        querystring: CreateQuery,
-        headers: IdempotencyHeaders,
-        body: CreateBody,
-        response: { 201: ref, ...errorResponses(400, 401, 403) },
+  // Create (BK) and hold (IN) take the same request; the slot, every limit and the capacity are
+  // checked and written in one transaction, serialised on the resources, customer and service-day.
+  const newSlotRoutes = [
+    { url: '/v3/appointment', kind: 'create' as const, summary: 'Book a slot directly (status BK); emits NEW_APPOINTMENT' },
+    { url: '/v3/appointment/hold', kind: 'hold' as const, summary: 'Hold a slot for checkout (status IN, expiresAt = now + the location\'s bookingTimerMinutes)' },
+  ];
+  for (const route of newSlotRoutes) {
+    app.post(
+      route.url,
+      {
+        schema: {
+          tags: TAGS,
+          summary: route.summary,
+          description: 'A slot taken meanwhile is a 400 (BOOKING-105).',
+          security: Security.company,
+          querystring: CreateQuery,
+          headers: IdempotencyHeaders,
+          body: CreateBody,
+          response: { 201: ref, ...errorResponses(400, 401, 403) },
+        },
       },
-    },
-    async (request, reply) => {
-      const principal = requireCompany(request.principal);
-      const result = await appointments.create(principal.companyId, principal, request.query, request.body as SlotRequest, request.headers['idempotency-key']);
-      return replyCreated(reply, result);
-    },
-  );
-
-  app.post(
-    '/v3/appointment/hold',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Hold a slot for checkout (status IN, expiresAt = now + the location\'s bookingTimerMinutes)',
-        security: Security.company,
-        querystring: CreateQuery,
-        headers: IdempotencyHeaders,
-        body: CreateBody,
-        response: { 201: ref, ...errorResponses(400, 401, 403) },
+      async (request, reply) => {
+        const principal = requireCompany(request.principal);
+        const result = await appointments[route.kind](principal.companyId, principal, request.query, request.body as SlotRequest, request.headers['idempotency-key']);
+        return replyCreated(reply, result);
       },
-    },
-    async (request, reply) => {
-      const principal = requireCompany(request.principal);
-      const result = await appointments.hold(principal.companyId, principal, request.query, request.body as SlotRequest, request.headers['idempotency-key']);
-      return replyCreated(reply, result);
-    },
-  );
+    );
+  }
 
   app.get(
     '/v3/appointment/:id',

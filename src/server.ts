@@ -61,6 +61,13 @@ async function main() {
       // The pass in flight finishes first: a delivery is never cut in half.
       await worker?.stop();
       await app.close();
+      // A handler whose client went away is not waited for by close(): let the connections it
+      // holds come back before the database closes, within the grace period.
+      const until = Date.now() + config.shutdownGraceMs;
+      for (let stats = database.poolStats(); stats.total > stats.idle || stats.waiting > 0; stats = database.poolStats()) {
+        if (Date.now() > until) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
       await database.close();
       await redis?.quit();
       process.exit(0);

@@ -103,7 +103,7 @@ const APPOINTMENT_COLUMNS = [
  */
 export const appointmentRepository = {
   /**
-   * Serialises every booking that touches the same resources, customer or service-day: one
+   * Serialises every booking that touches the same resources, customer or daily-limited service: one
    * transaction-scoped advisory lock per key, taken in the order of the lock ids themselves, so two
    * transactions can never wait on each other in a cycle, on any number of instances.
    */

@@ -129,7 +129,7 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
   const ref = Type.Ref('Appointment');
 
   // Create (BK) and hold (IN) take the same request; the slot, every limit and the capacity are
-  // checked and written in one transaction, serialised on the resources, customer and service-day.
+  // checked and written in one transaction, serialised on the resources, customer and (with daily limits) service.
   const newSlotRoutes = [
     { url: '/v3/appointment', kind: 'create' as const, summary: 'Book a slot directly (status BK); emits NEW_APPOINTMENT' },
     { url: '/v3/appointment/hold', kind: 'hold' as const, summary: 'Hold a slot for checkout (status IN, expiresAt = now + the location\'s bookingTimerMinutes)' },

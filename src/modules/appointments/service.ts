@@ -152,10 +152,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
     }
   }
 
-  function lockKeys(companyId: string, parts: { resources: string[]; customerId?: string | null; serviceDay?: string | null }): string[] {
+  function lockKeys(companyId: string, parts: { resources: string[]; customerId?: string | null; dailyLimits?: string | null }): string[] {
     const keys = parts.resources.map((id) => `${companyId}:resource:${id}`);
     if (parts.customerId) keys.push(`${companyId}:customer:${parts.customerId}`);
-    if (parts.serviceDay) keys.push(`${companyId}:service-day:${parts.serviceDay}`);
+    if (parts.dailyLimits) keys.push(`${companyId}:service-daily-limits:${parts.dailyLimits}`);
     return keys;
   }
 
@@ -397,7 +397,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       created = undefined;
       return idempotent(trx, companyId, idempotencyKey, requestHash, async () => {
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
-        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, serviceDay: serviceDayKey(prepared, slot.date) }));
+        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared, slot.date) }));
         const resourceIds = await checkSlot(trx, companyId, slot, customerId, { now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents });
         const id = randomUUID();
         await repo.insert(
@@ -451,8 +451,13 @@ export function createAppointmentService(deps: AppointmentDeps) {
     let changed: AppointmentRow[] = [];
     const result = await transaction(async (trx) => {
       const extra = prelude ? await prelude(trx) : [];
-      await repo.lock(trx, [...keys(before), ...extra]);
+      const locked = new Set([...keys(before), ...extra]);
+      await repo.lock(trx, [...locked]);
       const row = await readVisible(trx, principal, companyId, id, true);
+      // Changed meanwhile (a new customer, say): lock what the row needs now. Taken out of order, so
+      // a deadlock is possible; PostgreSQL then aborts one transaction and it is retried.
+      const missing = keys(row).filter((key) => !locked.has(key));
+      if (missing.length > 0) await repo.lock(trx, missing);
       const outcome = await work(trx, row);
       changed = outcome.changed;
       return outcome.result;
@@ -461,9 +466,15 @@ export function createAppointmentService(deps: AppointmentDeps) {
     return result;
   }
 
-  function serviceDayKey(prepared: PreparedSearch, date: string): string | null {
+  /**
+   * The lock of a service's daily limits. Per service, not per day: the service's days are local
+   * days of each booking's location, and locations of one service may be in different zones, so
+   * two bookings that count against the same day could name different dates.
+   */
+  function dailyLimitsKey(prepared: PreparedSearch, date: string): string | null {
+    void date;
     const s = prepared.service;
-    return s.dailyBookingLimitCount > 0 || s.dailyBookingLimitMinutes > 0 ? `${s.id}:${date}` : null;
+    return s.dailyBookingLimitCount > 0 || s.dailyBookingLimitMinutes > 0 ? s.id : null;
   }
 
   function refuse(operation: Operation, row: AppointmentRow, now: number) {
@@ -518,9 +529,18 @@ export function createAppointmentService(deps: AppointmentDeps) {
       companyId,
       principal,
       id,
-      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, serviceDay: serviceDayKey(slot.prepared, slot.date) }),
+      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
       async (trx, row) => {
         refuse(operation, row, now);
+        // Booked meanwhile by a concurrent call: confirm stays idempotent, book is refused.
+        if (row.status === 'BK') {
+          if (operation === 'book') refuse('book', row, now);
+          if (row.confirmed) return { result: toApi(row), changed: [] };
+          await repo.update(trx, companyId, id, { confirmed: true });
+          const confirmed = (await repo.byId(trx, companyId, id))!;
+          await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
+          return { result: toApi(confirmed), changed: [] };
+        }
         const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
         await checkSlot(trx, companyId, slot, customerId, {
           now,
@@ -596,7 +616,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         companyId,
         principal,
         id,
-        (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, serviceDay: serviceDayKey(slot.prepared, slot.date) }),
+        (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
         async (trx, row) => {
           refuse('reserve', row, now);
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
@@ -644,7 +664,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         companyId,
         principal,
         id,
-        (row) => lockKeys(companyId, { resources: [...row.resourceIds, ...slot.prepared.resources.map((r) => r.id)], customerId: row.customerId, serviceDay: serviceDayKey(slot.prepared, slot.date) }),
+        (row) => lockKeys(companyId, { resources: [...row.resourceIds, ...slot.prepared.resources.map((r) => r.id)], customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
         async (trx, row) => {
           refuse('reschedule', row, now);
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;

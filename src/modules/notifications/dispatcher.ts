@@ -92,6 +92,8 @@ const MAX_REMINDER_OFFSET_MINUTES = 10_080;
 
 /** How often a worker looks for due reminders: reminders go out within this long of their time. */
 export const REMINDER_SCAN_MS = 15_000;
+/** An event whose processing failed part-way is offered again after this long. */
+export const RETRY_AFTER_FAILURE_MS = 30_000;
 
 export function createDispatcher(deps: DispatcherDeps) {
   const { db } = deps;
@@ -143,8 +145,14 @@ export function createDispatcher(deps: DispatcherDeps) {
     // previous_claim is set when this event was claimed before by a worker whose lease ran out.
     const result = await sql<ClaimedEvent>`
       with candidates as (
-        select company_id, id, claimed_at as previous_claim from outbox_events
+        select company_id, id, claimed_at as previous_claim from outbox_events o
         where processed_at is null and (claimed_at is null or claimed_at < ${staleBefore})
+          -- an appointment's events in order, even across workers: never past an earlier one
+          -- that is still pending (claimed by another worker, say)
+          and not exists (
+            select 1 from outbox_events earlier
+            where earlier.company_id = o.company_id and earlier.appointment_id = o.appointment_id
+              and earlier.processed_at is null and earlier.created_at < o.created_at)
         order by created_at
         limit ${deps.batchSize}
         for update skip locked)
@@ -302,12 +310,29 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   async function process(event: ClaimedEvent): Promise<void> {
     if (event.previousClaim) await closeInterrupted(event);
-    // A failing webhook or message never stops the other channel, nor the event from completing.
-    const results = await Promise.allSettled([deliverWebhooks(event), sendMessages(event)]);
-    for (const result of results) {
-      if (result.status === 'rejected') deps.log?.warn({ err: result.reason, eventId: event.id }, 'outbox event partly failed');
+    // The claim is renewed while the event is worked on, so a slow receiver or SMTP server never
+    // lets another worker take it over (and close a live attempt as interrupted).
+    const mine = () => db.updateTable('outboxEvents').where('companyId', '=', event.companyId).where('id', '=', event.id).where('claimedBy', '=', deps.instanceId);
+    const heartbeat = setInterval(() => {
+      mine().set({ claimedAt: new Date(clock()) }).execute().catch((error: unknown) => deps.log?.warn({ err: error, eventId: event.id }, 'outbox claim renewal failed'));
+    }, Math.max(250, Math.floor(deps.leaseMs / 3)));
+    heartbeat.unref();
+    try {
+      // A failing webhook or message never stops the other channel.
+      const results = await Promise.allSettled([deliverWebhooks(event), sendMessages(event)]);
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      for (const result of failed) deps.log?.warn({ err: result.reason, eventId: event.id }, 'outbox event partly failed');
+      if (failed.length === 0) {
+        await mine().set({ processedAt: new Date() }).execute();
+      } else {
+        // Something went wrong before every attempt was made (a database error, say): the event is
+        // offered again in about RETRY_AFTER_FAILURE_MS. Attempts already made are rows keyed by the
+        // event, so the retry does only what is missing.
+        await mine().set({ claimedAt: new Date(clock() - deps.leaseMs + RETRY_AFTER_FAILURE_MS) }).execute();
+      }
+    } finally {
+      clearInterval(heartbeat);
     }
-    await db.updateTable('outboxEvents').set({ processedAt: new Date() }).where('companyId', '=', event.companyId).where('id', '=', event.id).execute();
   }
 
   const dispatcher = {

@@ -5,6 +5,7 @@ import type { Db } from '../../platform/database/index.js';
 import { Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { StringEnum } from '../catalog/fields.js';
+import { locationScope } from '../catalog/scope.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -52,11 +53,27 @@ export function registerNotificationRoutes(app: App, { db }: { db: Db }) {
       },
     },
     async (request) => {
-      const { companyId } = requireCompany(request.principal);
+      const principal = requireCompany(request.principal);
+      const { companyId } = principal;
       const { appointmentId, channel, status } = request.query;
       const limit = request.query.limit ?? 20;
       const page = request.query.page ?? 1;
       let base = db.selectFrom('notifications').where('companyId', '=', companyId);
+      // A location-scoped user sees the messages of their locations' appointments only.
+      const scope = locationScope(principal);
+      if (scope) {
+        const locations = [...scope];
+        base = base.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('appointments as a')
+              .select('a.id')
+              .whereRef('a.companyId', '=', 'notifications.companyId')
+              .whereRef('a.id', '=', 'notifications.appointmentId')
+              .where('a.locationId', 'in', locations.length ? locations : ['00000000-0000-0000-0000-000000000000']),
+          ),
+        );
+      }
       if (appointmentId) base = base.where('appointmentId', '=', appointmentId);
       if (channel) base = base.where('channel', '=', channel);
       if (status) base = base.where('status', '=', status);

@@ -1,0 +1,92 @@
+// Two workers on one database: an appointment's events still go out in order, and a slow attempt
+// keeps its claim (renewed while it runs), so no other worker closes it as interrupted.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestContext, json, signup } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { create, dayAhead, newTenant, operate, setup, slot } from '../appointments/fixtures.js';
+import { createDispatcher } from '../../../src/modules/notifications/dispatcher.js';
+import type { DispatcherDeps } from '../../../src/modules/notifications/dispatcher.js';
+import { finishDelivery, startDelivery } from '../../../src/modules/webhooks/repository.js';
+import type { EventTrigger } from '../../../src/platform/database/schema.js';
+
+let context: TestContext;
+let owner: Awaited<ReturnType<typeof signup>>;
+before(async () => {
+  context = await createTestContext({}, { dedicatedDatabase: true });
+  owner = await signup(context.app, 'owner');
+});
+after(() => context.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A dispatcher whose webhook "delivery" is a function of the test; messages are not sent anywhere. */
+function worker(name: string, options: { leaseMs: number; batchSize: number; webhookId: string; deliver: (trigger: string) => Promise<void> }) {
+  const deps: DispatcherDeps = {
+    db: context.database.db,
+    instanceId: name,
+    leaseMs: options.leaseMs,
+    batchSize: options.batchSize,
+    webhooks: {
+      activeFor: async () => [{ id: options.webhookId, url: 'https://hooks.example.com/h', headers: {} }],
+      start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),
+      finish: async (db, companyId, id, outcome) => void (await finishDelivery(db, companyId, id, outcome)),
+      deliver: async ({ body }) => {
+        await options.deliver((body as { trigger: string }).trigger);
+        return { ok: true, status: 200, error: null, durationMs: 1, address: '203.0.113.7' };
+      },
+    },
+    messages: {
+      template: async () => ({ subject: '', body: '' }),
+      render: () => ({ subject: '', text: '' }),
+      context: () => ({}),
+      email: { send: async () => ({ status: 'not_sent', reason: 'test' }) },
+      sms: { send: async () => ({ status: 'not_sent', reason: 'test' }) },
+    },
+  };
+  return createDispatcher(deps);
+}
+
+async function webhookOf(s: Awaited<ReturnType<typeof setup>>): Promise<string> {
+  const response = await context.app.inject({
+    method: 'POST',
+    url: `/v3/webhook?locationId=${s.locationId}`,
+    headers: s.headers,
+    payload: { url: 'https://hooks.example.com/h', triggers: ['NEW_APPOINTMENT', 'APPOINTMENT_CANCELLED'] },
+  });
+  assert.equal(response.statusCode, 201, response.body);
+  return json(response).id;
+}
+
+test('a second worker does not deliver an appointment\'s later event before its earlier one', async () => {
+  const s = await setup(context, await newTenant(context, owner));
+  const webhookId = await webhookOf(s);
+  const booked = await create(s, slot(dayAhead(), '10:00'));
+  assert.equal((await operate(s, booked.id, 'cancel')).statusCode, 200);
+  const order: string[] = [];
+  const slowFirst = async (trigger: string) => {
+    if (trigger === 'NEW_APPOINTMENT') await sleep(300);
+    order.push(trigger);
+  };
+  const one = worker('w1', { leaseMs: 60_000, batchSize: 1, webhookId, deliver: slowFirst });
+  const two = worker('w2', { leaseMs: 60_000, batchSize: 1, webhookId, deliver: slowFirst });
+  await Promise.all([one.runOnce({ scanReminders: false }), two.runOnce({ scanReminders: false })]);
+  await Promise.all([one.drain(), two.drain()]);
+  assert.deepEqual(order, ['NEW_APPOINTMENT', 'APPOINTMENT_CANCELLED']);
+});
+
+test('a delivery slower than the lease keeps its claim: no other worker closes it as interrupted', async () => {
+  const s = await setup(context, await newTenant(context, owner));
+  const webhookId = await webhookOf(s);
+  const booked = await create(s, slot(dayAhead(), '11:00'));
+  let sends = 0;
+  const slow = worker('slow', { leaseMs: 1000, batchSize: 5, webhookId, deliver: async () => { sends++; await sleep(2500); } });
+  const other = worker('other', { leaseMs: 1000, batchSize: 5, webhookId, deliver: async () => { sends++; } });
+  const first = slow.runOnce({ scanReminders: false });
+  await sleep(1300);
+  await other.runOnce({ scanReminders: false });
+  await first;
+  const rows = await context.database.db.selectFrom('webhookDeliveries').select(['outcome', 'error']).where('appointmentId', '=', booked.id).execute();
+  assert.equal(sends, 1);
+  assert.deepEqual(rows, [{ outcome: 'delivered', error: null }]);
+});

@@ -83,6 +83,22 @@ export function createUnavailabilityRepository(db: Db) {
       .execute();
   }
 
+  /** Replaces the whole set of exactly this scope, in one transaction under a lock on the location. */
+  function replaceSet<T extends AllocationTable, R>(
+    table: T,
+    companyId: string,
+    scope: AllocationScope,
+    rows: Array<Insertable<Database[T]>>,
+    read: (executor: Transaction<Database>, companyId: string, scope: AllocationScope) => Promise<R[]>,
+  ): Promise<R[]> {
+    return db.transaction().execute(async (trx) => {
+      await lockLocation(trx, companyId, scope.locationId);
+      await trx.deleteFrom(table as AllocationTable).where((eb) => inAllocationSet(eb, companyId, scope)).execute();
+      if (rows.length) await trx.insertInto(table as AllocationTable).values(rows as never).execute();
+      return read(trx, companyId, scope);
+    });
+  }
+
   return {
     // --- scope helpers ----------------------------------------------------------------------
 
@@ -245,28 +261,16 @@ export function createUnavailabilityRepository(db: Db) {
       return weeklySet(db, companyId, scope);
     },
 
-    /** Replaces the whole weekly set of exactly this scope, in one transaction under a lock on the location. */
-    replaceWeeklyAllocations(companyId: string, scope: AllocationScope, rows: Array<Insertable<WeeklyAllocationsTable>>) {
-      return db.transaction().execute(async (trx) => {
-        await lockLocation(trx, companyId, scope.locationId);
-        await trx.deleteFrom('weeklyAllocations').where((eb) => inAllocationSet(eb, companyId, scope)).execute();
-        if (rows.length) await trx.insertInto('weeklyAllocations').values(rows).execute();
-        return weeklySet(trx, companyId, scope);
-      });
-    },
-
     singleAllocations(companyId: string, scope: AllocationScope) {
       return singleSet(db, companyId, scope);
     },
 
-    /** Replaces the whole single-date set of exactly this scope, in one transaction under a lock on the location. */
+    replaceWeeklyAllocations(companyId: string, scope: AllocationScope, rows: Array<Insertable<WeeklyAllocationsTable>>) {
+      return replaceSet('weeklyAllocations', companyId, scope, rows, weeklySet);
+    },
+
     replaceSingleAllocations(companyId: string, scope: AllocationScope, rows: Array<Insertable<SingleAllocationsTable>>) {
-      return db.transaction().execute(async (trx) => {
-        await lockLocation(trx, companyId, scope.locationId);
-        await trx.deleteFrom('singleAllocations').where((eb) => inAllocationSet(eb, companyId, scope)).execute();
-        if (rows.length) await trx.insertInto('singleAllocations').values(rows).execute();
-        return singleSet(trx, companyId, scope);
-      });
+      return replaceSet('singleAllocations', companyId, scope, rows, singleSet);
     },
   };
 }

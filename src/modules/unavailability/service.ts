@@ -447,6 +447,43 @@ export function createUnavailabilityService(deps: UnavailabilityDeps) {
     return !visible || visible.locationIds.includes(locationId);
   }
 
+  /**
+   * The weekly and single-date sets share every rule: the items are checked, the scope resolved,
+   * the set of exactly that scope replaced in one transaction, and cached searches cleared.
+   */
+  async function replaceAllocations<I extends AllocationItem, Row, Insert>(
+    principal: Caller,
+    query: AllocationQuery,
+    allocations: I[],
+    dayOf: (item: I) => string,
+    /** The item's weekday or date column. */
+    when: (item: I) => { day: string } | { date: string },
+    replace: (companyId: string, scope: AllocationScope, rows: Insert[]) => Promise<Row[]>,
+    view: (row: Row) => unknown,
+  ) {
+    fail(allocationProblems(allocations, dayOf, allocationFamilyOf(query), Boolean(query.ServiceId && query.ResourceId)));
+    const scope = await allocationScope(principal, query, true);
+    const rows = await replace(
+      principal.companyId,
+      scope,
+      allocations.map(
+        (item) =>
+          ({
+            companyId: principal.companyId,
+            id: randomUUID(),
+            ...scope,
+            ...when(item),
+            startTime: item.start,
+            endTime: item.end,
+            bookingsPerSlot: item.bookingsPerSlot ?? null,
+            legacyId: item.legacyId ?? null,
+          }) as Insert,
+      ),
+    );
+    await deps.onChanged(principal.companyId, touched(scope));
+    return { data: rows.map(view) };
+  }
+
   return {
     // --- one-off blocks -------------------------------------------------------------------------
 
@@ -654,26 +691,8 @@ export function createUnavailabilityService(deps: UnavailabilityDeps) {
     },
 
     /** Replaces the whole weekly set of exactly this scope; an empty list clears it. */
-    async setWeeklyAllocations(principal: Caller, query: AllocationQuery, allocations: WeeklyAllocationInput[]) {
-      const family = allocationFamilyOf(query);
-      fail(allocationProblems(allocations, (item) => item.day, family, Boolean(query.ServiceId && query.ResourceId)));
-      const scope = await allocationScope(principal, query, true);
-      const rows = await repository.replaceWeeklyAllocations(
-        principal.companyId,
-        scope,
-        allocations.map((item) => ({
-          companyId: principal.companyId,
-          id: randomUUID(),
-          ...scope,
-          day: item.day,
-          startTime: item.start,
-          endTime: item.end,
-          bookingsPerSlot: item.bookingsPerSlot ?? null,
-          legacyId: item.legacyId ?? null,
-        })),
-      );
-      await deps.onChanged(principal.companyId, touched(scope));
-      return { data: rows.map(weeklyView) };
+    setWeeklyAllocations(principal: Caller, query: AllocationQuery, allocations: WeeklyAllocationInput[]) {
+      return replaceAllocations(principal, query, allocations, (item) => item.day, (item) => ({ day: item.day }), repository.replaceWeeklyAllocations, weeklyView);
     },
 
     async listSingleAllocations(principal: Caller, query: AllocationQuery) {
@@ -683,26 +702,8 @@ export function createUnavailabilityService(deps: UnavailabilityDeps) {
     },
 
     /** Replaces the whole single-date set of exactly this scope; an empty list clears it. */
-    async setSingleAllocations(principal: Caller, query: AllocationQuery, allocations: SingleAllocationInput[]) {
-      const family = allocationFamilyOf(query);
-      fail(allocationProblems(allocations, (item) => item.date, family, Boolean(query.ServiceId && query.ResourceId)));
-      const scope = await allocationScope(principal, query, true);
-      const rows = await repository.replaceSingleAllocations(
-        principal.companyId,
-        scope,
-        allocations.map((item) => ({
-          companyId: principal.companyId,
-          id: randomUUID(),
-          ...scope,
-          date: item.date,
-          startTime: item.start,
-          endTime: item.end,
-          bookingsPerSlot: item.bookingsPerSlot ?? null,
-          legacyId: item.legacyId ?? null,
-        })),
-      );
-      await deps.onChanged(principal.companyId, touched(scope));
-      return { data: rows.map(singleView) };
+    setSingleAllocations(principal: Caller, query: AllocationQuery, allocations: SingleAllocationInput[]) {
+      return replaceAllocations(principal, query, allocations, (item) => item.date, (item) => ({ date: item.date }), repository.replaceSingleAllocations, singleView);
     },
   };
 }

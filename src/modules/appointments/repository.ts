@@ -1,43 +1,10 @@
 import { sql } from 'kysely';
-import type { Insertable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../platform/database/schema.js';
 
-export interface AppointmentRow {
-  id: string;
-  companyId: string;
-  locationId: string;
-  serviceId: string;
-  customerId: string | null;
-  status: AppointmentStatus;
-  startTime: Date;
-  endTime: Date;
-  duration: number;
-  padding: number;
-  expiresAt: Date | null;
-  confirmed: boolean;
-  allowPaddingOverflow: boolean;
-  ignoreExternalEvents: boolean;
-  notes: string | null;
-  field1: string | null;
-  field2: string | null;
-  field3: string | null;
-  field4: string | null;
-  field5: string | null;
-  field6: string | null;
-  field7: string | null;
-  field8: string | null;
-  field9: string | null;
-  field10: string | null;
-  rescheduledFromId: string | null;
-  rescheduledToId: string | null;
-  legacyId: string | null;
-  createdVia: 'api' | 'public';
-  createdAt: Date;
-  updatedAt: Date;
-  timezoneName: string;
-  resourceIds: string[];
-}
+/** An appointment with its location's zone and its resources, as every read returns it. */
+export type AppointmentRow = Selectable<AppointmentsTable> & { timezoneName: string; resourceIds: string[] };
 
 export interface AppointmentFilters {
   LocationId?: string | undefined;

@@ -499,6 +499,15 @@ export function createAppointmentService(deps: AppointmentDeps) {
     });
   }
 
+  /** Confirm of a booked appointment: sets confirmed, and APPOINTMENT_CONFIRMED only the first time. */
+  async function confirmBooked(trx: Db, row: AppointmentRow) {
+    if (row.confirmed) return { result: toApi(row), changed: [] };
+    await repo.update(trx, row.companyId, row.id, { confirmed: true });
+    const confirmed = (await repo.byId(trx, row.companyId, row.id))!;
+    await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
+    return { result: toApi(confirmed), changed: [] };
+  }
+
   async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: CustomerDetails & { CustomerId?: string | undefined }) {
     const now = clock();
     const before = await readVisible(db, principal, companyId, id);
@@ -506,11 +515,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       // Confirm is idempotent: APPOINTMENT_CONFIRMED only the first time.
       return changeExisting(companyId, principal, id, () => [], async (trx, row) => {
         refuse('confirm', row, now);
-        if (row.status !== 'BK' || row.confirmed) return { result: toApi(row), changed: [] };
-        await repo.update(trx, companyId, id, { confirmed: true });
-        const updated = (await repo.byId(trx, companyId, id))!;
-        await emit(trx, updated, ['APPOINTMENT_CONFIRMED']);
-        return { result: toApi(updated), changed: [] };
+        return confirmBooked(trx, row);
       });
     }
     refuse(operation, before, now);
@@ -535,11 +540,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         // Booked meanwhile by a concurrent call: confirm stays idempotent, book is refused.
         if (row.status === 'BK') {
           if (operation === 'book') refuse('book', row, now);
-          if (row.confirmed) return { result: toApi(row), changed: [] };
-          await repo.update(trx, companyId, id, { confirmed: true });
-          const confirmed = (await repo.byId(trx, companyId, id))!;
-          await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
-          return { result: toApi(confirmed), changed: [] };
+          return confirmBooked(trx, row);
         }
         const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
         await checkSlot(trx, companyId, slot, customerId, {

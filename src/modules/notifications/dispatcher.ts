@@ -5,6 +5,8 @@ import type { Channel, EventTrigger, RecipientType, TemplateType } from '../../p
 import { appointmentRepository } from '../appointments/repository.js';
 import { toApi } from '../appointments/service.js';
 import type { Appointment } from '../appointments/service.js';
+import type { DeliveryOutcome } from '../webhooks/delivery-client.js';
+import type { SendOutcome } from '../../platform/messaging/outcome.js';
 
 /**
  * Drains the outbox written by booking: each event goes to the location's active webhooks whose
@@ -20,16 +22,6 @@ import type { Appointment } from '../appointments/service.js';
  *   (deliveries are sent once, never retried: Delivery rules 7);
  * - a reminder is a row keyed by (appointment, offset), written with its event in one transaction.
  */
-
-export interface DeliveryOutcome {
-  ok: boolean;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-  address: string | null;
-}
-
-export type SendOutcome = { status: 'sent'; providerId: string | null } | { status: 'not_sent'; reason: string } | { status: 'failed'; reason: string };
 
 export interface DispatcherDeps {
   db: Db;

@@ -8,6 +8,7 @@
 //   passes its own connection or transaction as `db`.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import type { DeliveryOutcome } from './delivery-client.js';
 import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { Database, EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
@@ -193,14 +194,8 @@ export async function startDelivery(db: Executor, input: DeliveryStart): Promise
   }
 }
 
-/** What one attempt ended with: the delivery client's DeliveryOutcome. */
-export interface DeliveryResult {
-  ok: boolean;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-  address: string | null;
-}
+/** What one attempt ended with. */
+export type DeliveryResult = DeliveryOutcome;
 
 /**
  * Records the end of an attempt: outcome `delivered` when ok, else `failed`, with the status code,

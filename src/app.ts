@@ -224,7 +224,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   const availabilityCache: AvailabilityCache = !config.availabilityCacheEnabled
     ? createDisabledAvailabilityCache()
     : redis
-      ? createRedisAvailabilityCache(redis)
+      ? createRedisAvailabilityCache(redis, (error, operation) => app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer'))
       : createMemoryAvailabilityCache();
   // Catalog writes that can change slot generation clear exactly the cached searches they affect.
   const touch = availabilityCache.touch.bind(availabilityCache);

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { addDays, localToMillis, weekdayIndex } from './local-time.js';
+import { addDays, localDayFinder, localToMillis, weekdayIndex } from './local-time.js';
 import { WEEKDAYS } from './weekly-availability.js';
 import type { WeeklySchedule } from './weekly-availability.js';
 
@@ -345,21 +345,7 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
 
   const slots: Slot[] = [];
   // Local day of an instant by binary search over the range's day boundaries (no zone math per slot).
-  const dayStarts: Array<{ date: string; start: number }> = [];
-  const lastDay = shiftDate(input.endDate, 1);
-  for (let date = shiftDate(input.startDate, -1); date <= lastDay; date = shiftDate(date, 1)) {
-    dayStarts.push({ date, start: localToMillis(date, '00:00', zone) });
-  }
-  const dayOf = (ms: number): string => {
-    let low = 0;
-    let high = dayStarts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (dayStarts[mid]!.start <= ms) low = mid;
-      else high = mid - 1;
-    }
-    return dayStarts[low]!.date;
-  };
+  const dayOf = localDayFinder(shiftDate(input.startDate, -1), shiftDate(input.endDate, 1), zone);
   const dailyReason = new Map<string, string>();
   for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
     const { end, ids, remaining: units } = byStart.get(start)!;

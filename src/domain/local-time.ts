@@ -61,3 +61,23 @@ export function weekdayIndex(date: string): number {
   const [year, month, day] = date.split('-').map(Number) as [number, number, number];
   return (new Date(Date.UTC(year, month - 1, day)).getUTCDay() + 6) % 7;
 }
+
+/**
+ * The local date of instants between two dates (inclusive, in `zone`), without a zone lookup per
+ * instant: the day boundaries are computed once and each instant is placed by binary search.
+ * Instants outside the range answer the nearest day of it.
+ */
+export function localDayFinder(fromDate: string, toDate: string, zone: string): (ms: number) => string {
+  const days: Array<{ date: string; start: number }> = [];
+  for (let date = fromDate; date <= toDate; date = addDays(date, 1)) days.push({ date, start: localToMillis(date, '00:00', zone) });
+  return (ms) => {
+    let low = 0;
+    let high = days.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (days[mid]!.start <= ms) low = mid;
+      else high = mid - 1;
+    }
+    return days[low]!.date;
+  };
+}

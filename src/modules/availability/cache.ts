@@ -80,25 +80,45 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
   };
 }
 
-export function createRedisAvailabilityCache(redis: Redis): AvailabilityCache {
+/**
+ * Redis never fails a request: a search that cannot reach it is computed (and not stored), and a
+ * write whose bump cannot reach it still succeeds (it committed); its dependent answers then live
+ * out their two minutes. Both are logged through `onError`.
+ */
+export function createRedisAvailabilityCache(redis: Redis, onError: (error: unknown, operation: string) => void = () => {}): AvailabilityCache {
+  const NO_KEY = '';
   return {
     async touch(companyId, entities) {
       const keys = versionKeys(companyId, entities);
       if (keys.length === 0) return;
       const pipeline = redis.pipeline();
       for (const key of keys) pipeline.incr(key);
-      await pipeline.exec();
+      try {
+        await pipeline.exec();
+      } catch (error) {
+        onError(error, 'touch');
+      }
     },
     async keyFor(companyId, entities, search) {
       const keys = versionKeys(companyId, entities);
-      const values = keys.length ? await redis.mget(...keys) : [];
-      return `slotwise:a:${companyId}:${digest(values, search)}`;
+      try {
+        const values = keys.length ? await redis.mget(...keys) : [];
+        return `slotwise:a:${companyId}:${digest(values, search)}`;
+      } catch (error) {
+        onError(error, 'keyFor');
+        return NO_KEY;
+      }
     },
     async get(key) {
-      return redis.get(key);
+      if (key === NO_KEY) return null;
+      return redis.get(key).catch((error: unknown) => {
+        onError(error, 'get');
+        return null;
+      });
     },
     async set(key, value) {
-      await redis.set(key, value, 'EX', ENTRY_TTL_SECONDS);
+      if (key === NO_KEY) return;
+      await redis.set(key, value, 'EX', ENTRY_TTL_SECONDS).catch((error: unknown) => onError(error, 'set'));
     },
     async close() {},
   };

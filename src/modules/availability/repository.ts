@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { localDate, localDayFinder } from '../../domain/local-time.js';
 
 /** Longest an appointment can reach back into a window: the longest duration (a week) plus a day of padding. */
 const MAX_APPOINTMENT_REACH_MS = 8 * 24 * 3_600_000;
@@ -161,15 +161,15 @@ export function createAvailabilityRepository(db: Db) {
         .execute();
     },
 
-    /** The service's active bookings per local day of its location zone (daily limits). */
+    /**
+     * The service's active bookings per local day of its location's zone (daily limits). Days are
+     * counted here with the same zone data as every other local date (not PostgreSQL's, which may
+     * lack a zone name the API accepts).
+     */
     async dailyUsage(companyId: string, serviceId: string, zone: string, from: Date, to: Date, now: Date, excludeIds: string[] = []) {
       const rows = await db
         .selectFrom('appointments')
-        .select([
-          sql<string>`to_char(start_time at time zone ${zone}, 'YYYY-MM-DD')`.as('day'),
-          (eb) => eb.fn.countAll<number>().as('count'),
-          (eb) => eb.fn.sum<number>('duration').as('minutes'),
-        ])
+        .select(['startTime', 'duration'])
         .where('companyId', '=', companyId)
         .where('serviceId', '=', serviceId)
         .where('status', 'in', ['IN', 'RS', 'BK'])
@@ -177,10 +177,14 @@ export function createAvailabilityRepository(db: Db) {
         .where('startTime', '>=', from)
         .where('startTime', '<', to)
         .$if(excludeIds.length > 0, (q) => q.where('id', 'not in', excludeIds))
-        .groupBy(sql`1`)
         .execute();
+      const dayOf = localDayFinder(localDate(from, zone), localDate(to, zone), zone);
       const usage: Record<string, { count: number; minutes: number }> = {};
-      for (const row of rows) usage[row.day] = { count: Number(row.count), minutes: Number(row.minutes) };
+      for (const row of rows) {
+        const day = (usage[dayOf(row.startTime.getTime())] ??= { count: 0, minutes: 0 });
+        day.count += 1;
+        day.minutes += row.duration;
+      }
       return usage;
     },
 
@@ -195,17 +199,6 @@ export function createAvailabilityRepository(db: Db) {
         .where('a.serviceId', '=', serviceId)
         .$if(excludeIds.length > 0, (q) => q.where('a.id', 'not in', excludeIds))
         .execute();
-    },
-
-    async customerExists(companyId: string, customerId: string): Promise<boolean> {
-      const row = await db
-        .selectFrom('customers')
-        .select('id')
-        .where('companyId', '=', companyId)
-        .where('id', '=', customerId)
-        .where('archivedAt', 'is', null)
-        .executeTakeFirst();
-      return row !== undefined;
     },
 
     /** Allocations of the location that apply to the service (or to any service). */

@@ -1,3 +1,4 @@
+import { linkedRecords } from '../catalog/links.js';
 import type { Db } from '../../platform/database/index.js';
 
 /** What a public booking page may read: live records, online services, no settings or secrets. */
@@ -36,15 +37,9 @@ export function createPublicRepository(db: Db) {
         );
       }
       const services = await query.orderBy('name').orderBy('id').execute();
-      const links = services.length
-        ? await db
-            .selectFrom('serviceLocations')
-            .select(['serviceId', 'locationId'])
-            .where('companyId', '=', companyId)
-            .where('serviceId', 'in', services.map((s) => s.id))
-            .execute()
-        : [];
-      return services.map((s) => ({ ...s, locationIds: links.filter((l) => l.serviceId === s.id).map((l) => l.locationId) }));
+      // Live locations only: an archived location is not offered to a booking page.
+      const links = await linkedRecords(db, companyId, 'service.locations', services.map((s) => s.id));
+      return services.map((s) => ({ ...s, locationIds: links.filter((l) => l.ownerId === s.id).map((l) => l.id) }));
     },
   };
 }

@@ -7,11 +7,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
+import type { Redis } from 'ioredis';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/platform/config.js';
 import type { App } from '../../../src/platform/http/types.js';
 import type { WeeklyAvailability } from '../../../src/platform/database/schema.js';
-import { createMemoryAvailabilityCache } from '../../../src/modules/availability/cache.js';
+import { createMemoryAvailabilityCache, createRedisAvailabilityCache } from '../../../src/modules/availability/cache.js';
 import type { AvailabilityCache } from '../../../src/modules/availability/cache.js';
 import { createAvailabilityService } from '../../../src/modules/availability/service.js';
 import { createAvailabilityRepository } from '../../../src/modules/availability/repository.js';
@@ -403,5 +404,20 @@ describe('cache keys', () => {
     const limited = await availability.search(w.tenant.companyId, null, { ...base, CustomerId: customer.id });
     assert.deepEqual(limited.availableTimes, []);
     assert.equal(limited.availableDays[0]!.reason, 'customer booking limit reached');
+  });
+});
+
+describe('Redis that does not answer', () => {
+  test('never fails a search or a write: searches are computed and not stored, bumps are logged', async () => {
+    const failing = new Error('connection refused');
+    const reject = () => Promise.reject(failing);
+    const redis = { pipeline: () => ({ incr() {}, exec: reject }), mget: reject, get: reject, set: reject } as unknown as Redis;
+    const errors: string[] = [];
+    const cache = createRedisAvailabilityCache(redis, (error, operation) => errors.push(`${operation}: ${(error as Error).message}`));
+    await cache.touch('c', { services: ['s'] });
+    const key = await cache.keyFor('c', { services: ['s'] }, { search: 1 });
+    assert.equal(await cache.get(key), null);
+    await cache.set(key, '{}');
+    assert.deepEqual(errors, ['touch: connection refused', 'keyFor: connection refused']);
   });
 });

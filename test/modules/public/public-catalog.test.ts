@@ -178,6 +178,19 @@ describe('GET /v3/public/services', { concurrency: true }, () => {
   });
 });
 
+describe('GET /v3/public/services: archived locations', { concurrency: true }, () => {
+  test('a service offered at an archived location no longer lists it', async () => {
+    const c = await catalog();
+    const both = await post(c.tenant, '/v3/service', { name: 'Both', duration: 30, locationIds: [c.main, c.branch] });
+    const before = assertPublicOk(await getPublic(c.tenant, '/v3/public/services'), c.tenant);
+    assert.deepEqual([...before.data.find((s: { id: string }) => s.id === both.id).locationIds].sort(), [c.main, c.branch].sort());
+    const archived = await context.app.inject({ method: 'DELETE', url: `/v3/location/${c.branch}`, headers: c.tenant.dashboard });
+    assert.equal(archived.statusCode, 204, archived.body);
+    const after = assertPublicOk(await getPublic(c.tenant, '/v3/public/services'), c.tenant);
+    assert.deepEqual(after.data.find((s: { id: string }) => s.id === both.id).locationIds, [c.main]);
+  });
+});
+
 describe('GET /v3/public/availability', { concurrency: true }, () => {
   const query = (c: Catalog, serviceId: string, date: string, extra = '') => `LocationId=${c.main}&ServiceId=${serviceId}&startDate=${date}${extra}`;
 

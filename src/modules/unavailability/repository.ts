@@ -204,8 +204,19 @@ export function createUnavailabilityRepository(db: Db) {
       });
     },
 
-    deleteRecurring(companyId: string, id: string) {
-      return db.deleteFrom('recurringBlocks').where('companyId', '=', companyId).where('id', '=', id).returningAll().executeTakeFirst();
+    /** Deletes the rule only while its scope is still the one the caller's access was checked on. */
+    deleteRecurring(companyId: string, id: string, scope: { locationId: string | null; resourceId: string | null; serviceId: string | null }) {
+      const same = (column: 'locationId' | 'resourceId' | 'serviceId') => (eb: ExpressionBuilder<Database, 'recurringBlocks'>) =>
+        scope[column] === null ? eb(column, 'is', null) : eb(column, '=', scope[column]);
+      return db
+        .deleteFrom('recurringBlocks')
+        .where('companyId', '=', companyId)
+        .where('id', '=', id)
+        .where(same('locationId'))
+        .where(same('resourceId'))
+        .where(same('serviceId'))
+        .returningAll()
+        .executeTakeFirst();
     },
 
     // --- holidays ---------------------------------------------------------------------------

@@ -639,8 +639,13 @@ export function createUnavailabilityService(deps: UnavailabilityDeps) {
       const row = await repository.recurringById(principal.companyId, id);
       if (!row) throw notFound('Recurring block not found');
       await assertWritable(principal, row);
-      const deleted = await repository.deleteRecurring(principal.companyId, id);
-      if (!deleted) throw notFound('Recurring block not found');
+      // A concurrent change that moved the rule to another scope makes this delete miss: the access
+      // checked above was for the old scope.
+      const deleted = await repository.deleteRecurring(principal.companyId, id, row);
+      if (!deleted) {
+        if (await repository.recurringById(principal.companyId, id)) throw conflict('The recurring block changed while this request ran; try again');
+        throw notFound('Recurring block not found');
+      }
       await deps.onChanged(principal.companyId, touched(deleted));
     },
 

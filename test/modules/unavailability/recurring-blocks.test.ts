@@ -8,6 +8,7 @@ import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { assertInvalid, assertNotOwned, assertStatus, caller, createWorld, created, machineHeaders, member, ok } from './fixtures.js';
 import type { World } from './fixtures.js';
+import { createUnavailabilityRepository } from '../../../src/modules/unavailability/repository.js';
 
 let context: TestContext;
 let call: ReturnType<typeof caller>;
@@ -345,6 +346,16 @@ describe('DELETE /v3/unavailability/recurringBlock/:id', () => {
     assertStatus(await call('GET', `${URL_}/${rule.id}`, world.headers), 404);
     assertStatus(await call('DELETE', `${URL_}/${rule.id}`, world.headers), 404);
     assert.equal((await list(world)).total, 0);
+  });
+
+  test('a delete checked against one scope does not remove the rule once it moved to another', async () => {
+    const world = await createWorld(context);
+    const rule = await createRule(world, daily({ LocationId: world.location }));
+    const repository = createUnavailabilityRepository(context.database.db);
+    // The caller's access was checked while the rule was at location2; it has moved since.
+    const checked = { locationId: world.location2, resourceId: null, serviceId: null };
+    assert.equal(await repository.deleteRecurring(world.tenant.companyId, rule.id, checked), undefined);
+    assert.equal((await call('GET', `${URL_}/${rule.id}`, world.headers)).statusCode, 200);
   });
 });
 

@@ -76,7 +76,8 @@ interface ClaimedEvent {
   locationId: string;
   payload: Appointment;
   createdAt: Date;
-  previousClaim: Date | null;
+  /** The worker that held this event before and stopped (its lease ran out); null otherwise. */
+  previousClaimer: string | null;
 }
 
 /** Reminders look this far ahead at most (the largest allowed offset is a week). */
@@ -119,13 +120,18 @@ export function createDispatcher(deps: DispatcherDeps) {
         limit 500
         on conflict do nothing
         returning company_id, appointment_id, offset_minutes, event_id`.execute(trx);
-      for (const reminder of due.rows) {
-        const row = await appointmentRepository.byId(trx, reminder.companyId, reminder.appointmentId);
-        if (!row) continue;
-        await appointmentRepository.addEvents(trx, [
-          { companyId: row.companyId, id: reminder.eventId, trigger: 'APPOINTMENT_REMINDER', appointmentId: row.id, locationId: row.locationId, payload: toApi(row) },
-        ]);
+      // One read per company of every due appointment, and one insert of all the events.
+      const byCompany = new Map<string, typeof due.rows>();
+      for (const reminder of due.rows) byCompany.set(reminder.companyId, [...(byCompany.get(reminder.companyId) ?? []), reminder]);
+      const events = [];
+      for (const [companyId, reminders] of byCompany) {
+        const rows = new Map((await appointmentRepository.byIds(trx, companyId, reminders.map((r) => r.appointmentId))).map((row) => [row.id, row]));
+        for (const reminder of reminders) {
+          const row = rows.get(reminder.appointmentId)!;
+          events.push({ companyId, id: reminder.eventId, trigger: 'APPOINTMENT_REMINDER' as const, appointmentId: row.id, locationId: row.locationId, payload: toApi(row) });
+        }
       }
+      await appointmentRepository.addEvents(trx, events);
       return due.rows.length;
     });
   }
@@ -134,10 +140,11 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function claim(): Promise<ClaimedEvent[]> {
     const now = new Date(clock());
     const staleBefore = new Date(now.getTime() - deps.leaseMs);
-    // previous_claim is set when this event was claimed before by a worker whose lease ran out.
+    // previous_claimer is set when this event was claimed before by a worker whose lease ran out (a
+    // worker that gives an event back after a failure clears its name).
     const result = await sql<ClaimedEvent>`
       with candidates as (
-        select company_id, id, claimed_at as previous_claim from outbox_events o
+        select company_id, id, claimed_by as previous_claimer from outbox_events o
         where processed_at is null and (claimed_at is null or claimed_at < ${staleBefore})
           -- an appointment's events in order, even across workers: never past an earlier one
           -- that is still pending (claimed by another worker, say)
@@ -151,16 +158,15 @@ export function createDispatcher(deps: DispatcherDeps) {
       update outbox_events o set claimed_at = ${now}, claimed_by = ${deps.instanceId}
       from candidates c
       where o.company_id = c.company_id and o.id = c.id
-      returning o.company_id, o.id, o.trigger, o.appointment_id, o.location_id, o.payload, o.created_at, c.previous_claim`.execute(db);
+      returning o.company_id, o.id, o.trigger, o.appointment_id, o.location_id, o.payload, o.created_at, c.previous_claimer`.execute(db);
     return result.rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   }
 
   /**
-   * An event taken over from a worker that stopped: attempts it left pending ended without an
-   * answer we know of. They are closed as failed, never repeated (deliveries are sent once).
+   * Attempts of this event left pending ended without an answer we know of (a worker stopped, or
+   * processing failed part-way). They are closed as failed, never repeated (deliveries are sent once).
    */
-  async function closeInterrupted(event: ClaimedEvent): Promise<void> {
-    const reason = 'interrupted: the worker stopped during the attempt; not repeated';
+  async function closePending(event: ClaimedEvent, reason: string): Promise<void> {
     await db
       .updateTable('webhookDeliveries')
       .set({ outcome: 'failed', error: reason, finishedAt: new Date() })
@@ -180,7 +186,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function deliverWebhooks(event: ClaimedEvent): Promise<void> {
     const hooks = await deps.webhooks.activeFor(db, event.companyId, event.locationId, event.trigger);
     // One receiver's slowness must not hold up another's (each has its own five-second deadline).
-    await Promise.all(
+    const attempts = await Promise.allSettled(
       hooks.map(async (hook) => {
         const deliveryId = await deps.webhooks.start(db, {
           companyId: event.companyId,
@@ -196,6 +202,9 @@ export function createDispatcher(deps: DispatcherDeps) {
         deps.onWebhookOutcome?.(outcome.ok);
       }),
     );
+    // Every attempt runs to its end before a failure is reported (no delivery is left mid-flight).
+    const failed = attempts.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failed.length) throw new AggregateError(failed.map((f) => f.reason as unknown), 'webhook delivery failed');
   }
 
   async function messageData(event: ClaimedEvent): Promise<{ data: MessageData; channels: { EMAIL: boolean; SMS: boolean } } | null> {
@@ -258,10 +267,16 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (data.location.phone) recipients.push({ recipientType: 'BUSINESS', channel: 'SMS', to: data.location.phone });
 
     const context = deps.messages.context(data);
+    // Email and SMS are built separately, each from its own channel's template (Notification
+    // templates 3); recipients of one type and channel share the rendered message.
+    const built = new Map<string, { subject: string | null; text: string }>();
     for (const recipient of recipients) {
-      // Email and SMS are built separately, each from its own channel's template (Notification templates 3).
-      const template = await deps.messages.template(event.companyId, type, recipient.recipientType, recipient.channel);
-      const rendered = deps.messages.render(template, context, recipient.channel);
+      const key = `${recipient.recipientType}:${recipient.channel}`;
+      let rendered = built.get(key);
+      if (!rendered) {
+        rendered = deps.messages.render(await deps.messages.template(event.companyId, type, recipient.recipientType, recipient.channel), context, recipient.channel);
+        built.set(key, rendered);
+      }
       const id = randomUUID();
       const inserted = await db
         .insertInto('notifications')
@@ -301,7 +316,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   async function process(event: ClaimedEvent): Promise<void> {
-    if (event.previousClaim) await closeInterrupted(event);
+    if (event.previousClaimer) await closePending(event, 'interrupted: the worker stopped during the attempt; not repeated');
     // The claim is renewed while the event is worked on, so a slow receiver or SMTP server never
     // lets another worker take it over (and close a live attempt as interrupted).
     const mine = () => db.updateTable('outboxEvents').where('companyId', '=', event.companyId).where('id', '=', event.id).where('claimedBy', '=', deps.instanceId);
@@ -320,7 +335,10 @@ export function createDispatcher(deps: DispatcherDeps) {
         // Something went wrong before every attempt was made (a database error, say): the event is
         // offered again in about RETRY_AFTER_FAILURE_MS. Attempts already made are rows keyed by the
         // event, so the retry does only what is missing.
-        await mine().set({ claimedAt: new Date(clock() - deps.leaseMs + RETRY_AFTER_FAILURE_MS) }).execute();
+        // An attempt the failure cut off (its row written, its answer unknown) is closed, not repeated.
+        const reason = failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; ');
+        await closePending(event, `error: ${reason}`.slice(0, 500));
+        await mine().set({ claimedAt: new Date(clock() - deps.leaseMs + RETRY_AFTER_FAILURE_MS), claimedBy: null }).execute();
       }
     } finally {
       clearInterval(heartbeat);

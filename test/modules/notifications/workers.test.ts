@@ -21,8 +21,12 @@ after(() => context.close());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A dispatcher whose webhook "delivery" is a function of the test; messages are not sent anywhere. */
-function worker(name: string, options: { leaseMs: number; batchSize: number; webhookId: string; deliver: (trigger: string) => Promise<void> }) {
+function worker(
+  name: string,
+  options: { leaseMs: number; batchSize: number; webhookId: string; deliver: (trigger: string) => Promise<void>; template?: () => Promise<{ subject: string; body: string }>; now?: () => number },
+) {
   const deps: DispatcherDeps = {
+    ...(options.now ? { now: options.now } : {}),
     db: context.database.db,
     instanceId: name,
     leaseMs: options.leaseMs,
@@ -37,7 +41,7 @@ function worker(name: string, options: { leaseMs: number; batchSize: number; web
       },
     },
     messages: {
-      template: async () => ({ subject: '', body: '' }),
+      template: options.template ?? (async () => ({ subject: '', body: '' })),
       render: () => ({ subject: '', text: '' }),
       context: () => ({}),
       email: { send: async () => ({ status: 'not_sent', reason: 'test' }) },
@@ -89,4 +93,39 @@ test('a delivery slower than the lease keeps its claim: no other worker closes i
   const rows = await context.database.db.selectFrom('webhookDeliveries').select(['outcome', 'error']).where('appointmentId', '=', booked.id).execute();
   assert.equal(sends, 1);
   assert.deepEqual(rows, [{ outcome: 'delivered', error: null }]);
+});
+
+test('an event whose processing fails part-way is offered again later and completes, repeating nothing', async () => {
+  const s = await setup(context, await newTenant(context, owner));
+  const webhookId = await webhookOf(s);
+  const booked = await create(s, slot(dayAhead(), '12:00'));
+  let clock = Date.now();
+  let sends = 0;
+  let templateCalls = 0;
+  const flaky = worker('flaky', {
+    leaseMs: 60_000,
+    batchSize: 5,
+    webhookId,
+    now: () => clock,
+    deliver: async () => void sends++,
+    template: async () => {
+      templateCalls++;
+      if (templateCalls === 1) throw new Error('database went away');
+      return { subject: 's', body: 'b' };
+    },
+  });
+  await flaky.runOnce({ scanReminders: false });
+  const event = () =>
+    context.database.db.selectFrom('outboxEvents').select(['processedAt', 'claimedBy']).where('appointmentId', '=', booked.id).executeTakeFirstOrThrow();
+  assert.deepEqual(await event(), { processedAt: null, claimedBy: null });
+  assert.equal(sends, 1, 'the webhook went out in the first pass');
+  // Not offered again at once; after the retry delay it is, and only what was missing is done.
+  assert.deepEqual(await flaky.runOnce({ scanReminders: false }), { reminders: 0, events: 0 });
+  clock += 31_000;
+  assert.equal((await flaky.runOnce({ scanReminders: false })).events, 1);
+  assert.notEqual((await event()).processedAt, null);
+  assert.equal(sends, 1);
+  const messages = await context.database.db.selectFrom('notifications').select(['status']).where('appointmentId', '=', booked.id).execute();
+  assert.ok(messages.length > 0);
+  assert.ok(messages.every((m) => m.status !== 'pending'));
 });

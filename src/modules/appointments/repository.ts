@@ -139,8 +139,12 @@ export const appointmentRepository = {
 
   async delete(db: Db, companyId: string, id: string): Promise<void> {
     await db.deleteFrom('appointmentResources').where('companyId', '=', companyId).where('appointmentId', '=', id).execute();
-    await db.deleteFrom('outboxEvents').where('companyId', '=', companyId).where('appointmentId', '=', id).execute();
     await db.deleteFrom('appointments').where('companyId', '=', companyId).where('id', '=', id).execute();
+  },
+
+  /** Removes idempotency keys stored before `before` (they no longer replay anything). */
+  async pruneIdempotencyKeys(db: Db, before: Date): Promise<void> {
+    await db.deleteFrom('idempotencyKeys').where('createdAt', '<', before).execute();
   },
 
   async addEvents(db: Db, events: Array<{ companyId: string; id: string; trigger: EventTrigger; appointmentId: string; locationId: string; payload: unknown }>) {

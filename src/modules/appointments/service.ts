@@ -62,8 +62,7 @@ export function toApi(row: AppointmentRow) {
 }
 export type Appointment = ReturnType<typeof toApi>;
 
-const CUSTOM_FIELDS = CUSTOM_FIELD_NAMES;
-type CustomFieldValues = Partial<Record<(typeof CUSTOM_FIELDS)[number], string | null>>;
+type CustomFieldValues = Partial<Record<(typeof CUSTOM_FIELD_NAMES)[number], string | null>>;
 
 /** A customer given by contact details instead of CustomerId: found by email in the company, or created. */
 export interface CustomerDetails {
@@ -397,7 +396,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       created = undefined;
       return idempotent(trx, companyId, idempotencyKey, requestHash, async () => {
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
-        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared, slot.date) }));
+        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }));
         const resourceIds = await checkSlot(trx, companyId, slot, customerId, { now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents });
         const id = randomUUID();
         await repo.insert(
@@ -471,8 +470,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
    * days of each booking's location, and locations of one service may be in different zones, so
    * two bookings that count against the same day could name different dates.
    */
-  function dailyLimitsKey(prepared: PreparedSearch, date: string): string | null {
-    void date;
+  function dailyLimitsKey(prepared: PreparedSearch): string | null {
     const s = prepared.service;
     return s.dailyBookingLimitCount > 0 || s.dailyBookingLimitMinutes > 0 ? s.id : null;
   }
@@ -534,14 +532,12 @@ export function createAppointmentService(deps: AppointmentDeps) {
       companyId,
       principal,
       id,
-      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
+      (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
       async (trx, row) => {
         refuse(operation, row, now);
-        // Booked meanwhile by a concurrent call: confirm stays idempotent, book is refused.
-        if (row.status === 'BK') {
-          if (operation === 'book') refuse('book', row, now);
-          return confirmBooked(trx, row);
-        }
+        // Booked meanwhile by a concurrent call (refuse() above already turned book away): confirm
+        // stays idempotent.
+        if (row.status === 'BK') return confirmBooked(trx, row);
         const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
         await checkSlot(trx, companyId, slot, customerId, {
           now,
@@ -584,7 +580,6 @@ export function createAppointmentService(deps: AppointmentDeps) {
   }
 
   async function validateListQuery(companyId: string, principal: Principal, query: ListQuery): Promise<AppointmentFilters> {
-    void companyId;
     await assertOwned(db, companyId, [
       { table: 'locations', ids: query.LocationId ? [query.LocationId] : [], location: 'query', path: 'LocationId', single: true },
       { table: 'services', ids: query.ServiceId ? [query.ServiceId] : [], location: 'query', path: 'ServiceId', single: true },
@@ -617,7 +612,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         companyId,
         principal,
         id,
-        (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
+        (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
         async (trx, row) => {
           refuse('reserve', row, now);
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
@@ -665,7 +660,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
         companyId,
         principal,
         id,
-        (row) => lockKeys(companyId, { resources: [...row.resourceIds, ...slot.prepared.resources.map((r) => r.id)], customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared, slot.date) }),
+        (row) => lockKeys(companyId, { resources: [...row.resourceIds, ...slot.prepared.resources.map((r) => r.id)], customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
         async (trx, row) => {
           refuse('reschedule', row, now);
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
@@ -692,7 +687,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
               notes: body.notes !== undefined ? body.notes : row.notes,
               rescheduledFromId: row.id,
               createdVia: row.createdVia,
-              ...Object.fromEntries(CUSTOM_FIELDS.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])),
+              ...Object.fromEntries(CUSTOM_FIELD_NAMES.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])),
             },
             resourceIds,
           );
@@ -770,7 +765,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
     async cursorFirst(companyId: string, principal: Principal, query: ListQuery) {
       const filters = await validateListQuery(companyId, principal, query);
       const normalised: ListQuery = { ...query, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit: query.limit ?? 20 };
-      return cursorPage(companyId, principal, normalised, filters, null, clock() + CURSOR_LIFETIME_MS);
+      return cursorPage(companyId, normalised, filters, null, clock() + CURSOR_LIFETIME_MS);
     },
 
     async cursorNext(companyId: string, principal: Principal, cursor: string) {
@@ -779,15 +774,14 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const query = state.q as ListQuery;
       const location = query.LocationId ? await availabilityRepository.location(companyId, query.LocationId) : undefined;
       const filters = listFilters(companyId, principal, query, location?.timezoneName ?? null);
-      return cursorPage(companyId, principal, query, filters, { value: new Date(state.p[0]), id: state.p[1] }, state.e);
+      return cursorPage(companyId, query, filters, { value: new Date(state.p[0]), id: state.p[1] }, state.e);
     },
 
     /** Events written for an appointment (for tests and support; delivery is the outbox worker's). */
     events: (companyId: string, appointmentId: string) => repo.events(db, companyId, appointmentId),
   };
 
-  async function cursorPage(companyId: string, principal: Principal, query: ListQuery, filters: AppointmentFilters, after: { value: Date; id: string } | null, expiresAt: number) {
-    void principal;
+  async function cursorPage(companyId: string, query: ListQuery, filters: AppointmentFilters, after: { value: Date; id: string } | null, expiresAt: number) {
     const sort = query.sort ?? 'startTime';
     const limit = query.limit ?? 20;
     const rows = await repo.after(db, companyId, filters, sort, query.order ?? 'asc', limit + 1, after);
@@ -803,7 +797,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
 
 function customFields(body: CustomFieldValues): CustomFieldValues {
   const out: CustomFieldValues = {};
-  for (const field of CUSTOM_FIELDS) if (body[field] !== undefined) out[field] = body[field];
+  for (const field of CUSTOM_FIELD_NAMES) if (body[field] !== undefined) out[field] = body[field];
   return out;
 }
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { Channel, EventTrigger, RecipientType, TemplateType } from '../../platform/database/schema.js';
 import { appointmentRepository } from '../appointments/repository.js';
-import { toApi } from '../appointments/service.js';
+import { IDEMPOTENCY_WINDOW_MS, toApi } from '../appointments/service.js';
 import type { Appointment } from '../appointments/service.js';
 import type { DeliveryOutcome } from '../webhooks/delivery-client.js';
 import type { SendOutcome } from '../../platform/messaging/outcome.js';
@@ -356,6 +356,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       const scan = options.scanReminders ?? clock() - lastReminderScan >= REMINDER_SCAN_MS;
       if (scan) lastReminderScan = clock();
       const reminders = scan ? await scheduleReminders() : 0;
+      // On the same slow cadence: idempotency keys past their 24 hours answer nothing any more.
+      if (scan) await appointmentRepository.pruneIdempotencyKeys(db, new Date(clock() - IDEMPOTENCY_WINDOW_MS));
       const events = await claim();
       // Events of one appointment in order (a booking before its cancellation); others in parallel.
       const byAppointment = new Map<string, ClaimedEvent[]>();

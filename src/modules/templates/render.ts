@@ -1,6 +1,7 @@
 import Handlebars from 'handlebars';
 import { DateTime } from 'luxon';
 import type { Address, Channel } from '../../platform/database/schema.js';
+import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 
 /**
  * Notification templates: Handlebars with the merge variables of the specification. Pure: no
@@ -151,8 +152,7 @@ export function compileCheck(source: string): string | null {
 
 // --- Merge context -----------------------------------------------------------------------------
 
-type CustomFieldName = 'field1' | 'field2' | 'field3' | 'field4' | 'field5' | 'field6' | 'field7' | 'field8' | 'field9' | 'field10';
-const CUSTOM_FIELDS: CustomFieldName[] = ['field1', 'field2', 'field3', 'field4', 'field5', 'field6', 'field7', 'field8', 'field9', 'field10'];
+type CustomFieldName = (typeof CUSTOM_FIELD_NAMES)[number];
 
 /** What a message is about: the appointment as the API returns it and the records it names. */
 export interface MergeData {
@@ -255,7 +255,7 @@ export function buildMergeContext(data: MergeData): MergeContext {
   const first = resources[0] ?? { name: '', email: '', phone: '' };
   const names = resources.map((r) => r.name).join(', ');
   const customer = data.customer;
-  const customFields = Object.fromEntries(CUSTOM_FIELDS.map((name) => [name, text(data.appointment[name])])) as Record<CustomFieldName, string>;
+  const customFields = Object.fromEntries(CUSTOM_FIELD_NAMES.map((name) => [name, text(data.appointment[name])])) as Record<CustomFieldName, string>;
 
   return {
     appointment: {

@@ -49,6 +49,8 @@ function problemsOf(input: TemplateInput, channel: Channel): FieldError[] {
   const errors: FieldError[] = [];
   if (input.type === 'EXTERNAL_CALENDAR_EVENT' && channel === 'SMS') errors.push(fieldError('body', 'channel', SMS_CALENDAR_EVENT_MESSAGE));
   if (channel === 'EMAIL' && !input.subject?.trim()) errors.push(fieldError('body', 'subject', 'subject is required for EMAIL templates'));
+  // A blank body would send an empty message, on either channel.
+  if (!input.body.trim()) errors.push(fieldError('body', 'body', 'body must not be blank'));
   for (const field of ['subject', 'body'] as const) {
     const source = input[field];
     if (source === undefined) continue;

@@ -46,9 +46,11 @@ export function familyOf(method: string, routeUrl: string | undefined): Family |
 /**
  * Whose budget a request spends: the company for machine clients and public booking pages, the
  * user within the company for dashboard users (so one busy dashboard user does not starve the
- * company's integrations), and the user alone for a dashboard JWT used without a company.
+ * company's integrations), and the user alone for a dashboard JWT used without a company. The
+ * appointment lists have a company budget whoever calls (Limits 4).
  */
-export function callerKey(principal: Principal): string {
+export function callerKey(principal: Principal, family: Family): string {
+  if ((family === 'appointmentList' || family === 'appointmentCursor') && 'companyId' in principal) return `company:${principal.companyId}`;
   switch (principal.kind) {
     case 'machine':
     case 'public':

@@ -99,9 +99,7 @@ export function registerRateLimits(app: FastifyInstance, { config, redis }: Rate
     if (!family || family === 'oauthToken') return;
     // Booking pages run in browsers, which show scripts only the headers named here.
     if (principal.kind === 'public') reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-    // The appointment lists have a company budget (Limits 4), whoever in the company calls.
-    const key = (family === 'appointmentList' || family === 'appointmentCursor') && 'companyId' in principal ? `company:${principal.companyId}` : callerKey(principal);
-    await spend(reply, family, [{ key: `${family}:${key}`, budget: budgets[family] }]);
+    await spend(reply, family, [{ key: `${family}:${callerKey(principal, family)}`, budget: budgets[family] }]);
   });
 
   // Token requests: per client id (from the body or HTTP Basic) and for the whole deployment.

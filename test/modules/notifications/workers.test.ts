@@ -129,3 +129,17 @@ test('an event whose processing fails part-way is offered again later and comple
   assert.ok(messages.length > 0);
   assert.ok(messages.every((m) => m.status !== 'pending'));
 });
+
+test('the slow housekeeping pass removes idempotency keys past their 24 hours, and only those', async () => {
+  const tenant = await newTenant(context, owner);
+  const db = context.database.db;
+  const old = new Date(Date.now() - 25 * 3_600_000);
+  await db.insertInto('idempotencyKeys').values([
+    { companyId: tenant.companyId, key: 'old', requestHash: 'h', createdAt: old },
+    { companyId: tenant.companyId, key: 'fresh', requestHash: 'h' },
+  ]).execute();
+  const pass = worker('housekeeper', { leaseMs: 60_000, batchSize: 1, webhookId: '00000000-0000-0000-0000-000000000000', deliver: async () => {} });
+  await pass.runOnce({ scanReminders: true });
+  const keys = await db.selectFrom('idempotencyKeys').select('key').where('companyId', '=', tenant.companyId).execute();
+  assert.deepEqual(keys.map((k) => k.key), ['fresh']);
+});

@@ -147,6 +147,11 @@ describe('refusals at save time', () => {
     assert.equal((await post(tenant.dashboard, { type: 'APPOINTMENT_CANCELLED', recipientType: 'BUSINESS', channel: 'SMS', body: 'b' })).statusCode, 201);
   });
 
+  test('a blank body is a 400 on either channel: it would send an empty message', async () => {
+    assertFieldError(await post(tenant.dashboard, { type: 'APPOINTMENT_REMINDER', recipientType: 'CUSTOMER', channel: 'SMS', body: '   ' }), 'body', /blank/);
+    assertFieldError(await post(tenant.dashboard, { type: 'APPOINTMENT_REMINDER', recipientType: 'CUSTOMER', subject: 's', body: ' \n ' }), 'body', /blank/);
+  });
+
   test('schema: unknown type, recipient or channel, empty body and unknown fields are 400', async () => {
     assertFieldError(await post(tenant.dashboard, { type: 'APPOINTMENT_LOST', recipientType: 'CUSTOMER', subject: 's', body: 'b' }), 'type', /must be one of/);
     assertFieldError(await post(tenant.dashboard, { type: 'APPOINTMENT_BOOKED', recipientType: 'DOG', subject: 's', body: 'b' }), 'recipientType', /must be one of/);

@@ -105,6 +105,20 @@ test('dashboard users have budgets of their own within the company; machine clie
   assert.equal(secondMachine.headers['ratelimit-remaining'], String(LIMIT - 2));
 });
 
+test('the appointment lists have one company budget: dashboard users and machine clients spend it together', async () => {
+  const { app } = context;
+  const caller = await createCaller(app);
+  const member = await addMember(context, caller.tenant, 'Admin');
+  for (const family of ['appointmentList', 'appointmentCursor'] as const) {
+    assertNotRefused(await send(app, caller, family, caller.tenant.dashboard), `${family}: owner`);
+    assertNotRefused(await send(app, caller, family, member.headers), `${family}: another dashboard user`);
+    const machine = await send(app, caller, family);
+    assertNotRefused(machine, `${family}: a machine client`);
+    assert.equal(machine.headers['ratelimit-remaining'], '0');
+    assertRefused(await send(app, caller, family, member.headers), FAMILY_MESSAGES[family], WINDOW);
+  }
+});
+
 test('Retry-After counts down with the window, in whole seconds', async () => {
   const { app } = context;
   const caller = await createCaller(app);

@@ -16,7 +16,7 @@ import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
 import { createAvailabilityRepository } from '../availability/repository.js';
 import type { AvailabilityRepository } from '../availability/repository.js';
-import { customerUsage, loadEngineInputs } from '../availability/inputs.js';
+import { customerUsage, loadEngineInputs, loadTarget } from '../availability/inputs.js';
 import type { PreparedSearch } from '../availability/inputs.js';
 import type { TouchedEntities } from '../availability/cache.js';
 import { appointmentRepository as repo } from './repository.js';
@@ -197,29 +197,21 @@ export function createAppointmentService(deps: AppointmentDeps) {
     options: { checkLeadTime: boolean; now: number; defaultResourceIds?: string[] },
   ) {
     const resourceIds = body.ResourceIds ?? options.defaultResourceIds;
-    await assertOwned(db, companyId, [
-      ...(target.idsFrom === 'query'
-        ? [
-            { table: 'locations' as const, ids: [target.locationId], location: 'query' as const, path: 'LocationId', single: true },
-            { table: 'services' as const, ids: [target.serviceId], location: 'query' as const, path: 'ServiceId', single: true },
-          ]
-        : []),
-      { table: 'resources', ids: body.ResourceIds ?? [], location: 'body', path: 'ResourceIds' },
-      ...(body.CustomerId ? [{ table: 'customers' as const, ids: [body.CustomerId], location: 'body' as const, path: 'CustomerId', single: true }] : []),
-    ]);
+    const { location, service, offered, bookable } = await loadTarget(db, availabilityRepository, companyId, {
+      LocationId: target.locationId,
+      ServiceId: target.serviceId,
+      ResourceIds: body.ResourceIds ?? [],
+      CustomerId: body.CustomerId,
+      location: 'body',
+      ...(target.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
+    });
     const scope = locationScope(principal);
     if (scope && !scope.has(target.locationId)) throw forbidden('This location is outside your location access');
-
-    const [location, service] = await Promise.all([
-      availabilityRepository.location(companyId, target.locationId),
-      availabilityRepository.service(companyId, target.serviceId),
-    ]);
-    if (!location || !service) throw badRequest('The appointment\'s location or service has been archived');
     if (principal.kind === 'public' && !service.showOnline) {
       const msg = `${service.id} is not a service of this company`;
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
-    if (target.idsFrom === 'query' && !(await availabilityRepository.serviceOfferedAt(companyId, service.id, location.id))) {
+    if (target.idsFrom === 'query' && !offered) {
       throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
     }
 
@@ -236,7 +228,6 @@ export function createAppointmentService(deps: AppointmentDeps) {
       if (lead) throw problemError(lead);
     }
 
-    const bookable = await availabilityRepository.bookableResources(companyId, location.id, service.id);
     const roundRobin = service.roundRobin as RoundRobin;
     let candidates = bookable;
     // 'all': every named resource takes part; 'pool': the engine picks one (RANDOM, BALANCED).

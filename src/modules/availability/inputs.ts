@@ -5,6 +5,11 @@ import type { ActiveAppointment, BusyInterval, CustomerUsage, EngineResource, Ro
 import { expandRecurrence } from '../../domain/recurrence.js';
 import { localToInstant } from '../../domain/local-time.js';
 import type { AvailabilityRepository } from './repository.js';
+import type { Db } from '../../platform/database/index.js';
+import { badRequest } from '../../platform/errors.js';
+import type { ErrorLocation } from '../../platform/errors.js';
+import { assertOwned } from '../catalog/ownership.js';
+import type { IdReference } from '../catalog/ownership.js';
 
 const addDays = (date: string, days: number) => DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
 
@@ -20,6 +25,55 @@ export interface PreparedSearch {
   zone: string;
   endDate: string;
   duration: number;
+}
+
+/**
+ * The records a search or a booking is about, read in one round trip: the location, the service,
+ * whether the service is offered there, and the resources bookable for both. Ids that are not live
+ * records of the company are a 400 naming each (assertOwned's answer); ownership of the location and
+ * the service is asked only when a read came back empty, so a valid request reads each row once.
+ */
+export async function loadTarget(
+  db: Db,
+  repository: AvailabilityRepository,
+  companyId: string,
+  target: {
+    LocationId: string;
+    ServiceId: string;
+    ResourceIds: string[];
+    CustomerId?: string | null | undefined;
+    /** Where the caller sent ResourceIds and CustomerId. */
+    location: ErrorLocation;
+    /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
+    missing?: () => Error;
+  },
+) {
+  const others: IdReference[] = [
+    { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
+    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.location, path: 'CustomerId', single: true }] : []),
+  ];
+  const [location, service, offered, bookable, othersRefused] = await Promise.all([
+    repository.location(companyId, target.LocationId),
+    repository.service(companyId, target.ServiceId),
+    repository.serviceOfferedAt(companyId, target.ServiceId, target.LocationId),
+    repository.bookableResources(companyId, target.LocationId, target.ServiceId),
+    assertOwned(db, companyId, others).then(
+      () => null,
+      (error: unknown) => error,
+    ),
+  ]);
+  if (location && service && othersRefused) throw othersRefused;
+  if (!location || !service) {
+    if (target.missing) throw target.missing();
+    await assertOwned(db, companyId, [
+      { table: 'locations', ids: [target.LocationId], location: 'query', path: 'LocationId', single: true },
+      { table: 'services', ids: [target.ServiceId], location: 'query', path: 'ServiceId', single: true },
+      ...others,
+    ]);
+    // Archived between the two reads.
+    throw badRequest('Unknown location or service');
+  }
+  return { location, service, offered, bookable };
 }
 
 /**

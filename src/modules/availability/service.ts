@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
-import { ApiError, badRequest, fieldError, validationError } from '../../platform/errors.js';
+import { ApiError, fieldError, validationError } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { computeAvailability } from '../../domain/availability.js';
 import type { AvailabilityResult, RoundRobin } from '../../domain/availability.js';
 import { allowedDurations } from '../../domain/service-rules.js';
-import { assertOwned } from '../catalog/ownership.js';
 import { locationScope } from '../catalog/scope.js';
 import type { AvailabilityCache } from './cache.js';
 import type { AvailabilityRepository } from './repository.js';
-import { loadEngineInputs } from './inputs.js';
+import { loadEngineInputs, loadTarget } from './inputs.js';
 import type { PreparedSearch } from './inputs.js';
 
 export const MAX_SEARCH_DAYS = 31;
@@ -51,28 +50,21 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
 
   /** Validates the search and loads what the engine needs; 400 for anything wrong in it. */
   async function prepare(companyId: string, principal: Principal | null, search: AvailabilitySearch, nowMs: number, onlineOnly: boolean): Promise<PreparedSearch> {
-    await assertOwned(deps.db, companyId, [
-      { table: 'locations', ids: [search.LocationId], location: 'query', path: 'LocationId', single: true },
-      { table: 'services', ids: [search.ServiceId], location: 'query', path: 'ServiceId', single: true },
-      { table: 'resources', ids: search.ResourceIds ?? [], location: 'query', path: 'ResourceIds' },
-      ...(search.CustomerId ? [{ table: 'customers' as const, ids: [search.CustomerId], location: 'query' as const, path: 'CustomerId', single: true }] : []),
-    ]);
+    const { location, service, offered, bookable } = await loadTarget(deps.db, repository, companyId, {
+      LocationId: search.LocationId,
+      ServiceId: search.ServiceId,
+      ResourceIds: search.ResourceIds ?? [],
+      CustomerId: search.CustomerId,
+      location: 'query',
+    });
     const scope = principal ? locationScope(principal) : null;
     if (scope && !scope.has(search.LocationId)) throw new ApiError(403, 'This location is outside your location access');
-
-    const [location, service] = await Promise.all([
-      repository.location(companyId, search.LocationId),
-      repository.service(companyId, search.ServiceId),
-    ]);
-    if (!location || !service) throw badRequest('Unknown location or service');
     // A public booking page sees a service that is not shown online exactly as an unknown id.
     if (onlineOnly && !service.showOnline) {
       const msg = `${search.ServiceId} is not a service of this company`;
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
-    if (!(await repository.serviceOfferedAt(companyId, service.id, location.id))) {
-      throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
-    }
+    if (!offered) throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
 
     const zone = location.timezoneName;
     const endDate = search.endDate ?? search.startDate;
@@ -90,7 +82,6 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       throw validationError('query', 'duration', `duration must be one of the service's options: ${durations.join(', ')}`, 'AVAILABILITY-105');
     }
 
-    const bookable = await repository.bookableResources(companyId, location.id, service.id);
     let resources = bookable;
     if (search.ResourceIds?.length) {
       const linked = new Set(bookable.map((r) => r.id));

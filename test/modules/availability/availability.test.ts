@@ -712,6 +712,9 @@ describe('400 cases', { concurrency: true }, () => {
     }
     const malformed = assertBadRequest(await search(mine, { startDate: date, ResourceIds: 'not-a-uuid' }));
     assert.equal(malformed.errors[0]!.path, 'ResourceIds.0');
+    // Several foreign ids at once: one 400 naming every one of them.
+    const several = assertBadRequest(await search(mine, { startDate: date, LocationId: theirs.locationId, ResourceIds: theirs.resourceIds[0]!, CustomerId: theirCustomer }));
+    assert.deepEqual(several.errors.map((e) => e.path).sort(), ['CustomerId', 'LocationId', 'ResourceIds.0']);
   });
 
   test('a resource not linked to the service, and a service not offered at the location, are 400', async () => {

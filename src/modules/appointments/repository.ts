@@ -116,14 +116,19 @@ export const appointmentRepository = {
       .execute();
   },
 
-  /** Changes an appointment; status and expiry are copied to its resource rows, which availability reads. */
-  async update(db: Db, companyId: string, id: string, changes: Updateable<AppointmentsTable>): Promise<void> {
-    await db
+  /**
+   * Changes an appointment and answers it as changed (its zone and resources do not change, so they
+   * are taken from `row`); status and expiry are copied to its resource rows, which availability reads.
+   */
+  async update(db: Db, row: AppointmentRow, changes: Updateable<AppointmentsTable>): Promise<AppointmentRow> {
+    const { companyId, id } = row;
+    const updated = await db
       .updateTable('appointments')
       .set({ ...changes, updatedAt: new Date() })
       .where('companyId', '=', companyId)
       .where('id', '=', id)
-      .execute();
+      .returningAll()
+      .executeTakeFirstOrThrow();
     if (changes.status !== undefined || changes.expiresAt !== undefined) {
       await db
         .updateTable('appointmentResources')
@@ -135,6 +140,7 @@ export const appointmentRepository = {
         .where('appointmentId', '=', id)
         .execute();
     }
+    return { ...updated, timezoneName: row.timezoneName, resourceIds: row.resourceIds };
   },
 
   async delete(db: Db, companyId: string, id: string): Promise<void> {

@@ -491,8 +491,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
   /** Confirm of a booked appointment: sets confirmed, and APPOINTMENT_CONFIRMED only the first time. */
   async function confirmBooked(trx: Db, row: AppointmentRow) {
     if (row.confirmed) return { result: toApi(row), changed: [] };
-    await repo.update(trx, row.companyId, row.id, { confirmed: true });
-    const confirmed = (await repo.byId(trx, row.companyId, row.id))!;
+    const confirmed = await repo.update(trx, row, { confirmed: true });
     await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
     return { result: toApi(confirmed), changed: [] };
   }
@@ -539,8 +538,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
           ignoreExternalEvents: row.ignoreExternalEvents,
         });
         const fromReserved = row.status === 'RS';
-        await repo.update(trx, companyId, id, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}) });
-        const updated = (await repo.byId(trx, companyId, id))!;
+        const updated = await repo.update(trx, row, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}) });
         // A reservation becomes a booking and is confirmed by the same call.
         await emit(trx, updated, fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT']);
         return { result: toApi(updated), changed: [updated] };
@@ -609,8 +607,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
           const ignoreExternalEvents = body.ignoreExternalEvents ?? row.ignoreExternalEvents;
           await checkSlot(trx, companyId, slot, row.customerId, { now, exclude: [row.id], countsAsActive: false, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
-          await repo.update(trx, companyId, id, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents });
-          const updated = (await repo.byId(trx, companyId, id))!;
+          const updated = await repo.update(trx, row, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents });
           return { result: toApi(updated), changed: [updated] };
         },
         undefined,
@@ -630,8 +627,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const now = clock();
       return changeExisting(companyId, principal, id, (row) => lockKeys(companyId, { resources: row.resourceIds }), async (trx, row) => {
         refuse('cancel', row, now);
-        await repo.update(trx, companyId, id, { status: 'CN', expiresAt: null });
-        const updated = (await repo.byId(trx, companyId, id))!;
+        const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null });
         await emit(trx, updated, ['APPOINTMENT_CANCELLED']);
         return { result: toApi(updated), changed: [updated] };
       });
@@ -682,8 +678,8 @@ export function createAppointmentService(deps: AppointmentDeps) {
             },
             resourceIds,
           );
-          await repo.update(trx, companyId, row.id, { status: 'RE', rescheduledToId: newId });
-          const [original, replacement] = [(await repo.byId(trx, companyId, row.id))!, (await repo.byId(trx, companyId, newId))!];
+          const original = await repo.update(trx, row, { status: 'RE', rescheduledToId: newId });
+          const replacement = (await repo.byId(trx, companyId, newId))!;
           await emit(trx, original, ['APPOINTMENT_RESCHEDULED']);
           await emit(trx, replacement, ['NEW_APPOINTMENT']);
           return { result: toApi(replacement), changed: [original, replacement] };
@@ -709,9 +705,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
           const customerId = body.CustomerId ?? row.customerId;
           const active = row.status === 'BK' || row.status === 'RS' || (row.status === 'IN' && (row.expiresAt?.getTime() ?? 0) > now);
           if (active && customerId) {
-            const service = await createAvailabilityRepository(trx).service(companyId, row.serviceId);
+            const reads = createAvailabilityRepository(trx);
+            const service = await reads.service(companyId, row.serviceId);
             if (service) {
-              const rows = await createAvailabilityRepository(trx).customerAppointments(companyId, customerId, row.serviceId, [row.id]);
+              const rows = await reads.customerAppointments(companyId, customerId, row.serviceId, [row.id]);
               const usage = customerUsage(rows, now);
               const resources = await repo.resources(trx, companyId, row.resourceIds);
               // Daily limits belong to the slot, which a metadata update does not move.
@@ -719,12 +716,11 @@ export function createAppointmentService(deps: AppointmentDeps) {
               if (problem) throw problemError(problem);
             }
           }
-          await repo.update(trx, companyId, id, {
+          const updated = await repo.update(trx, row, {
             ...(body.notes !== undefined ? { notes: body.notes } : {}),
             ...(body.CustomerId !== undefined ? { customerId: body.CustomerId } : {}),
             ...customFields(body),
           });
-          const updated = (await repo.byId(trx, companyId, id))!;
           return { result: toApi(updated), changed: body.CustomerId && body.CustomerId !== row.customerId ? [row, updated] : [] };
         },
       );

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import type { CustomerUsage } from './availability.js';
 
 /**
  * Booking rules that are functions of their inputs: the States and transitions table, the duration
@@ -113,12 +114,7 @@ export interface LimitUsage {
   /** The service's BK, RS and unexpired IN appointments on the slot's local day. */
   day: { count: number; minutes: number };
   /** null when the appointment has no customer yet (a public hold): customer limits wait for the customer. */
-  customer: {
-    activeCount: number;
-    lifetimeCount: number;
-    lifetimeByResource: Record<string, number>;
-    activeByResource: Record<string, number>;
-  } | null;
+  customer: CustomerUsage | null;
 }
 
 /**

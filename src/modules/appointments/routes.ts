@@ -2,13 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Instant, LocalDate, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Instant, LocalDate, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { ApiError, fieldError } from '../../platform/errors.js';
 import { CustomFields, CustomFieldsOut, EmailField, Phone, StringEnum } from '../catalog/fields.js';
 import type { AppointmentService, ListQuery, SlotRequest } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const STATUSES = ['IN', 'RS', 'BK', 'CN', 'RE'] as const;
 
 export const AppointmentSchema = Type.Object(

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import type { Db } from '../../platform/database/index.js';
 import { validationError } from '../../platform/errors.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
-import { localToInstant } from '../../domain/local-time.js';
+import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import { WEEKDAYS, minutesOfDay } from '../../domain/weekly-availability.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { assertOwned } from '../catalog/ownership.js';
@@ -37,7 +37,6 @@ export interface CalendarQuery {
   endDate?: string | undefined;
 }
 
-const addDays = (date: string, days: number) => DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function row(start: number, end: number, source: CalendarSource, entityType: CalendarRow['entity_type'], entityId: string, sourceId: string | null): CalendarRow {
@@ -59,7 +58,7 @@ function row(start: number, end: number, source: CalendarSource, entityType: Cal
 function weeklyClosedRows(schedule: WeeklySchedule, zone: string, from: string, to: string, entityType: CalendarRow['entity_type'], entityId: string): CalendarRow[] {
   const rows: CalendarRow[] = [];
   for (let date = from; date <= to; date = addDays(date, 1)) {
-    const weekday = WEEKDAYS[DateTime.fromISO(date, { zone: 'UTC' }).weekday - 1]!;
+    const weekday = WEEKDAYS[weekdayIndex(date)]!;
     const intervals = [...(schedule[weekday] ?? [])].sort((a, b) => minutesOfDay(a.start) - minutesOfDay(b.start));
     let cursor = '00:00';
     for (const interval of intervals) {

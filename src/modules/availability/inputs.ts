@@ -3,7 +3,7 @@ import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { WEEKDAYS } from '../../domain/weekly-availability.js';
 import type { ActiveAppointment, BusyInterval, CustomerUsage, EngineResource, RoundRobin } from '../../domain/availability.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
-import { localToInstant } from '../../domain/local-time.js';
+import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository } from './repository.js';
 import type { Db } from '../../platform/database/index.js';
 import { badRequest } from '../../platform/errors.js';
@@ -11,7 +11,6 @@ import type { ErrorLocation } from '../../platform/errors.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { IdReference } from '../catalog/ownership.js';
 
-const addDays = (date: string, days: number) => DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
 
 type LocationRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['location']>>>;
 type ServiceRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['service']>>>;
@@ -178,7 +177,7 @@ function allocationWindows(rows: AllocationRows, resourceId: string, zone: strin
   const applies = (row: { resourceId: string | null }) => row.resourceId === null || row.resourceId === resourceId;
   const windows: Array<{ start: number; end: number; bookingsPerSlot: number | null }> = [];
   for (let date = fromDate; date <= toDate; date = addDays(date, 1)) {
-    const weekday = WEEKDAYS[DateTime.fromISO(date, { zone: 'UTC' }).weekday - 1]!;
+    const weekday = WEEKDAYS[weekdayIndex(date)]!;
     const weekly = rows.weekly
       .filter((w) => applies(w) && w.day === weekday)
       .map((w) => ({

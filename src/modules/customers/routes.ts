@@ -1,12 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { TSchema } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { CustomFields, CustomFieldsOut, EmailField, Name, Phone } from '../catalog/fields.js';
 import type { CustomerService, CustomerWrite } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Fields = {
   firstName: Name(255),

@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { Address, EmailField, IncludeQuery, Name, Phone, ReminderOffsets, Summary, TimezoneName, WeeklyAvailability, parseInclude } from '../catalog/fields.js';
 import { LOCATION_INCLUDES } from './service.js';
 import type { LocationService } from './service.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Fields = {
   name: Name(50, { required: 'LOCATION-117', minLength: 'LOCATION-117', maxLength: 'LOCATION-125' }),

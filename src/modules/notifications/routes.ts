@@ -1,13 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { TSchema } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Db } from '../../platform/database/index.js';
-import { Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { StringEnum } from '../catalog/fields.js';
 import { locationScope } from '../catalog/scope.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Notification = Type.Object(
   {

@@ -1,17 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import type { TSchema } from '@sinclair/typebox';
 import { Address, WeeklyAvailability } from '../catalog/fields.js';
 import type { PublicRepository } from './repository.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { App } from '../../platform/http/types.js';
-import { Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
+import { errorResponses, Nullable, Security, Uuid } from '../../platform/http/schemas.js';
 import { notFound } from '../../platform/errors.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import type { CompanyRepository } from '../companies/repository.js';
 
 /** Routes for public booking pages: x-client-id plus an Origin among the company's Allowed Domains.
  * They show only what a booking page needs, never settings or credentials. */
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const PUBLIC = { access: { mode: 'public' as const } };
 
 export function registerPublicRoutes(app: App, { companies, catalog }: { companies: CompanyRepository; catalog: PublicRepository }) {

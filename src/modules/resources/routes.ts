@@ -1,13 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { TSchema } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { EmailField, IdList, IncludeQuery, Name, Phone, Summary, TimezoneName, WeeklyAvailability, parseInclude } from '../catalog/fields.js';
 import { RESOURCE_INCLUDES } from './service.js';
 import type { ResourceService } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Fields = {
   name: Name(255, { required: 'RESOURCE-114', minLength: 'RESOURCE-114', maxLength: 'RESOURCE-115' }),

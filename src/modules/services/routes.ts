@@ -1,13 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { CustomFields, CustomFieldsOut, IdList, StringEnum, IncludeQuery, Name, Summary, WeeklyAvailability, parseInclude } from '../catalog/fields.js';
 import { SERVICE_INCLUDES } from './service.js';
 import type { ServiceService, ServiceWrite } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Count = (description: string, codes?: Record<string, string>) =>
   Type.Integer({ minimum: 0, maximum: 1_000_000, description, ...(codes ? { 'x-codes': codes } : {}) });
 const Minutes = (description: string, max = 10_080) => Type.Integer({ minimum: 1, maximum: max, description });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Instant, LocalDate, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Instant, LocalDate, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { mapSchemaErrors, validationErrors } from '../../platform/errors.js';
 import { StringEnum, TimezoneName } from '../catalog/fields.js';
@@ -10,7 +10,6 @@ import { WEEKDAYS } from '../../domain/weekly-availability.js';
 import { FREQUENCIES, allocationFamilyOf, blockFamilyOf, codeForFamily } from './service.js';
 import type { Family, RecurringBlockCreate, RecurringBlockInput, UnavailabilityService } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const optional = (fields: Record<string, TSchema>) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)]));
 
 const TIME = '^([01][0-9]|2[0-3]):[0-5][0-9]$';

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { TSchema } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uuid } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { StringEnum } from '../catalog/fields.js';
 import { MAX_URL_LENGTH } from './destination.js';
@@ -10,7 +9,6 @@ import { createWebhookRepository } from './repository.js';
 import { createWebhookService, MAX_WEBHOOKS_PER_LOCATION, WEBHOOK_TRIGGERS } from './service.js';
 import type { WebhookChange, WebhookInput, WebhookService } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Trigger = StringEnum(WEBHOOK_TRIGGERS);
 

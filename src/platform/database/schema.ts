@@ -1,3 +1,4 @@
+import type { AppointmentStatus } from '../../domain/booking.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Column types of every table, in camelCase (the CamelCasePlugin maps them to snake_case). */
@@ -227,7 +228,8 @@ export interface SingleAllocationsTable extends AllocationColumns {
   date: string;
 }
 
-export type AppointmentStatus = 'IN' | 'RS' | 'BK' | 'CN' | 'RE';
+/** The status codes of the States and transitions table (defined with the rules, in the domain). */
+export type { AppointmentStatus };
 
 export interface AppointmentsTable extends CustomFields {
   companyId: string;

@@ -38,6 +38,9 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return responses;
 }
 
+/** A value or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
 export const Uuid = (options: { description?: string } = {}) => Type.String({ format: 'uuid', ...options });
 
 export const IdParams = Type.Object({ id: Uuid() });

@@ -32,6 +32,14 @@ export interface AppConfig {
   docsTokenTtlSeconds: number;
   machineTokenTtlSeconds: number;
   databasePoolSize: number;
+  /** Longest wait for a database connection before a request answers 503 (PostgreSQL only). */
+  databaseConnectTimeoutMs: number;
+  /** Longest wait for a lock before a booking answers 409 BOOKING-137 (PostgreSQL only). */
+  databaseLockTimeoutMs: number;
+  /** Redis is an optimisation: every call has this deadline, and a breaker skips Redis while it fails. */
+  redis: { timeoutMs: number; breakerFailures: number; breakerCooldownMs: number };
+  /** Deepest nesting of arrays and objects a JSON body may have (checked before parsing). */
+  jsonMaxDepth: number;
   shutdownGraceMs: number;
   oidc: OidcConfig | undefined;
   /** The availability cache; off only for measuring the uncached path (bench). */
@@ -75,8 +83,6 @@ export interface RateLimitConfig {
   enabled: boolean;
   /** Prefix of every Redis key of the limiter. */
   keyPrefix: string;
-  /** A Redis call slower than this counts in this instance's memory instead. */
-  redisTimeoutMs: number;
   budgets: {
     /** Per OAuth client id. */
     oauthToken: RateBudget;
@@ -147,7 +153,6 @@ function readRateLimits(env: Env): RateLimitConfig {
   return {
     enabled: readBool(env, 'RATE_LIMITS_ENABLED', true),
     keyPrefix: env.RATE_LIMIT_KEY_PREFIX || 'rl:',
-    redisTimeoutMs: readInt(env, 'RATE_LIMIT_REDIS_TIMEOUT_MS', 250, 1, 60_000),
     budgets: {
       oauthToken: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN', minute(60)),
       oauthTokenGlobal: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN_GLOBAL', minute(1200)),
@@ -225,6 +230,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     docsTokenTtlSeconds: readInt(env, 'DOCS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     machineTokenTtlSeconds: 3600,
     databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+    databaseConnectTimeoutMs: readInt(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseLockTimeoutMs: readInt(env, 'DATABASE_LOCK_TIMEOUT_MS', 2000, 0, 600_000),
+    redis: {
+      timeoutMs: readInt(env, 'REDIS_TIMEOUT_MS', 100, 1, 60_000),
+      breakerFailures: readInt(env, 'REDIS_BREAKER_FAILURES', 3, 1, 1000),
+      breakerCooldownMs: readInt(env, 'REDIS_BREAKER_COOLDOWN_MS', 5000, 100, 600_000),
+    },
+    jsonMaxDepth: readInt(env, 'JSON_MAX_DEPTH', 64, 2, 1000),
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     oidc,
     availabilityCacheEnabled: readBool(env, 'AVAILABILITY_CACHE', true),

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
 
 /**
  * The one error body of the specification: `success: false`, a human `message`, and `errors[]`
@@ -41,6 +42,8 @@ export function fieldError(location: ErrorLocation, path: string, msg: string, c
 }
 
 export const VALIDATION_ERROR = 'Validation Error';
+export const DATABASE_UNAVAILABLE = 'The service cannot reach its database right now; retry in a few seconds';
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** A 400 `Validation Error` for one field. */
 export function validationError(location: ErrorLocation, path: string, msg: string, code?: string): ApiError {
@@ -176,6 +179,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const body: ErrorBody = { success: false, message: VALIDATION_ERROR, errors };
       if (errors.length === 1 && errors[0]!.code) body.code = errors[0]!.code;
       return send(reply, 400, body);
+    }
+    // The database is down, restarting, or no connection could be had in time: nothing about the
+    // request was wrong, and the same request will succeed once it is back (no restart needed;
+    // the pool opens fresh connections). 503 with Retry-After, never a 500.
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      (request.server as Partial<FastifyInstance>).metrics?.recordDatabaseUnavailable();
+      return send(reply, 503, { success: false, message: DATABASE_UNAVAILABLE, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+    }
+    // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137).
+    if (isLockTimeout(error)) {
+      return send(reply, 409, { success: false, message: 'The records this request changes are busy with other requests; retry in a moment', errors: [] }, { 'Retry-After': '1' });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

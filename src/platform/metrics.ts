@@ -23,6 +23,12 @@ export interface Metrics {
   registry: Registry;
   /** Counts one finished webhook delivery (called by the outbox dispatcher). */
   recordWebhookOutcome(outcome: WebhookOutcome): void;
+  /** Counts one Redis call that failed or was skipped by the breaker, by operation. */
+  recordRedisFailure(operation: string): void;
+  /** Whether the Redis breaker is open (Redis skipped) right now. */
+  setRedisBreakerOpen(open: boolean): void;
+  /** Counts one request answered 503 because the database could not be reached. */
+  recordDatabaseUnavailable(): void;
 }
 
 declare module 'fastify' {
@@ -143,10 +149,37 @@ export function createMetrics({ database, log }: MetricsDeps): Metrics & {
   webhooks.inc({ outcome: 'delivered' }, 0);
   webhooks.inc({ outcome: 'failed' }, 0);
 
+  const redisFailures = new Counter({
+    name: 'slotwise_redis_failures_total',
+    help: 'Redis calls that failed, timed out or were skipped by the open breaker, by operation (cache-touch: a cache bump after a write; rate-limit: counted in memory instead)',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const redisBreaker = new Gauge({
+    name: 'slotwise_redis_breaker_open',
+    help: '1 while this instance skips Redis after repeated failures, else 0',
+    registers: [registry],
+  });
+  redisBreaker.set(0);
+  const databaseUnavailable = new Counter({
+    name: 'slotwise_database_unavailable_total',
+    help: 'Requests answered 503 because the database could not be reached',
+    registers: [registry],
+  });
+
   return {
     registry,
     recordWebhookOutcome(outcome) {
       webhooks.inc({ outcome });
+    },
+    recordRedisFailure(operation) {
+      redisFailures.inc({ operation });
+    },
+    setRedisBreakerOpen(open) {
+      redisBreaker.set(open ? 1 : 0);
+    },
+    recordDatabaseUnavailable() {
+      databaseUnavailable.inc();
     },
     observeRequest(method, route, statusCode, seconds) {
       const status = String(statusCode);
@@ -174,8 +207,8 @@ export function registerMetrics(app: App, deps: MetricsDeps): Metrics {
     return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);
   });
 
-  const { registry, recordWebhookOutcome } = metrics;
-  const exposed: Metrics = { registry, recordWebhookOutcome };
+  const { registry, recordWebhookOutcome, recordRedisFailure, setRedisBreakerOpen, recordDatabaseUnavailable } = metrics;
+  const exposed: Metrics = { registry, recordWebhookOutcome, recordRedisFailure, setRedisBreakerOpen, recordDatabaseUnavailable };
   app.decorate('metrics', exposed);
   return exposed;
 }

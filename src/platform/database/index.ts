@@ -3,6 +3,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { PGlitePool } from './pglite-pool.js';
+import { lockDataDir } from './data-dir-lock.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -34,6 +35,18 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** A dumped embedded data directory to start from (tests: an already migrated template). */
   initialData?: Blob | undefined;
+  /**
+   * Longest wait for a connection (a new one, or a free one of the pool) before the query fails
+   * as "database unavailable" (503), instead of the request hanging while PostgreSQL is away.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Longest wait for a lock (advisory or row) in any statement; past it the statement fails with
+   * lock_not_available (55P03), which a booking answers as 409 BOOKING-137. 0 waits for ever.
+   */
+  lockTimeoutMs?: number;
+  /** Told about a connection that failed while checked out (the request using it fails alone). */
+  onConnectionError?: (error: Error) => void;
 }
 
 /** The embedded database's files as one archive (tests keep a migrated template this way). */
@@ -47,6 +60,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      ...(options.lockTimeoutMs ? { lock_timeout: options.lockTimeoutMs } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
           if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
@@ -55,8 +70,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         }) as typeof pg.types.getTypeParser,
       },
     });
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', () => {});
+    // A connection that dies must never crash the process. The pool's 'error' event covers idle
+    // clients only; a checked-out client emits 'error' on itself (PostgreSQL restarted, backend
+    // terminated), and an unhandled 'error' event ends Node. So every client gets a listener of its
+    // own when it connects: the query in flight fails (that request answers 503), and the pool
+    // drops the broken client on release and opens a fresh one for the next request.
+    const onConnectionError = options.onConnectionError ?? (() => {});
+    pool.on('error', onConnectionError);
+    pool.on('connect', (client) => client.on('error', onConnectionError));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
     return {
       db,
@@ -66,12 +87,23 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     };
   }
 
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // One process per embedded data directory: a second one (the CLI beside a running server, or a
+  // second server) would write into files the first has open and lose its writes. Refuse at once.
+  let unlock = () => {};
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    unlock = lockDataDir(options.dataDir);
+  }
   const embedded = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.initialData ? { loadDataDir: options.initialData } : {}),
   });
-  await embedded.waitReady;
+  try {
+    await embedded.waitReady;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const pool = new PGlitePool(embedded, {
     [INT8]: (value: string) => Number(value),
     [NUMERIC]: (value: string) => Number(value),
@@ -83,6 +115,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kind: 'pglite',
     embedded,
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
-    close: () => db.destroy(),
+    close: async () => {
+      try {
+        await db.destroy();
+      } finally {
+        unlock();
+      }
+    },
   };
 }

@@ -13,6 +13,9 @@ export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   const applied: string[] = [];
   await db.connection().execute(async (connection) => {
+    // Another instance may be migrating: wait for it however long it takes (the pool's
+    // lock_timeout is for requests), and put the setting back before the connection is reused.
+    await sql`set lock_timeout = 0`.execute(connection);
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {
       await sql`create table if not exists schema_migrations (
@@ -32,6 +35,7 @@ export async function migrate(db: Db): Promise<string[]> {
       }
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      await sql`reset lock_timeout`.execute(connection);
     }
   });
   return applied;

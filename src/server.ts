@@ -3,8 +3,9 @@ import { ConfigError, loadConfig } from './platform/config.js';
 import { openDatabase } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
-import { Redis } from 'ioredis';
 import { startOutboxWorker } from './platform/outbox/worker.js';
+import { createRedisClient } from './platform/redis.js';
+import { DataDirLockedError } from './platform/database/data-dir-lock.js';
 
 async function main() {
   let config;
@@ -18,19 +19,48 @@ async function main() {
     throw error;
   }
 
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    poolSize: config.databasePoolSize,
-  });
+  // Until the app (and its logger) exists, connection failures go to stderr.
+  let logConnectionError = (error: Error) => console.error(`database connection lost: ${error.message}`);
+  let database;
+  try {
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.databaseUrl ? undefined : config.dataDir,
+      poolSize: config.databasePoolSize,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      lockTimeoutMs: config.databaseLockTimeoutMs,
+      // A connection cut while in use (PostgreSQL restarted): that request answers 503, the pool
+      // replaces the connection, the process goes on. Logged once per broken connection.
+      onConnectionError: (error) => logConnectionError(error),
+    });
+  } catch (error) {
+    if (error instanceof DataDirLockedError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
   await migrate(database.db);
   const secrets = await resolveSecrets(database.db, config);
 
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) : undefined;
-  if (redis) await redis.connect();
+  // Redis is optional at start too: the client connects (and reconnects) in the background, and
+  // until it answers, rate limits count in this instance and the availability cache is bypassed.
+  let redisDown = false;
+  const redis = config.redisUrl
+    ? createRedisClient(config.redisUrl, {
+        timeoutMs: config.redis.timeoutMs,
+        onError: (error) => {
+          if (!redisDown) console.error(JSON.stringify({ level: 40, msg: 'Redis connection failed; retrying in the background', err: error.message }));
+          redisDown = true;
+        },
+      })
+    : undefined;
+  redis?.on('ready', () => (redisDown = false));
+  redis?.connect().catch(() => {});
 
   let draining = false;
   const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
+  logConnectionError = (error) => app.log.error({ err: error }, 'database connection lost; the pool replaces it');
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
 
@@ -69,7 +99,7 @@ async function main() {
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       await database.close();
-      await redis?.quit();
+      await redis?.quit().catch(() => redis.disconnect());
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');

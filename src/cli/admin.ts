@@ -7,12 +7,14 @@
  *   list
  *
  * It uses the same configuration as the server (DATABASE_URL, or DATA_DIR for the embedded
- * database). The embedded database is one process's at a time: stop the server first.
+ * database). The embedded database is one process's at a time: while a server holds DATA_DIR the CLI
+ * refuses (exit code 3) and names it; with DATABASE_URL it runs beside any number of servers.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../platform/config.js';
 import { openDatabase } from '../platform/database/index.js';
+import { DataDirLockedError } from '../platform/database/data-dir-lock.js';
 import type { Db } from '../platform/database/index.js';
 import { migrate } from '../platform/database/migrate.js';
 import { hashPassword } from '../platform/auth/passwords.js';
@@ -79,11 +81,23 @@ export async function runAdminCommand(db: Db, argv: string[]): Promise<unknown> 
 
 async function main() {
   const config = loadConfig();
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    poolSize: 2,
-  });
+  let database;
+  try {
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.databaseUrl ? undefined : config.dataDir,
+      poolSize: 2,
+    });
+  } catch (error) {
+    // The server holds the embedded database: say who, and what to do, instead of writing
+    // into a copy that the server would overwrite.
+    if (error instanceof DataDirLockedError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = 3;
+      return;
+    }
+    throw error;
+  }
   try {
     await migrate(database.db);
     const result = await runAdminCommand(database.db, process.argv.slice(2));

@@ -8,7 +8,9 @@ import type { AppConfig } from './platform/config.js';
 import type { DatabaseHandle } from './platform/database/index.js';
 import type { Secrets } from './platform/secrets.js';
 import { registerErrorHandling } from './platform/errors.js';
-import { registerValidation } from './platform/validation.js';
+import { jsonNestingExceeds, registerValidation } from './platform/validation.js';
+import { validationError } from './platform/errors.js';
+import { createRedisGuard } from './platform/redis.js';
 import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
@@ -131,7 +133,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     trustProxy: true,
-    routerOptions: { ignoreTrailingSlash: false },
+    // Path parameters are checked by their schemas (a 400 naming the parameter); the router's own
+    // limit (100 characters by default) would answer 414 in Fastify's body instead. Node's header
+    // limit (16 KiB) bounds a URL anyway.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 16_384 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidation(app);
@@ -141,6 +146,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    // Nesting is checked on the text, in one pass, before parsing (hostile input: issue 11).
+    if (jsonNestingExceeds(body as string, config.jsonMaxDepth)) {
+      return done(validationError('body', '', `request body nests arrays and objects more than ${config.jsonMaxDepth} levels deep; the limit is ${config.jsonMaxDepth}`), undefined);
+    }
     return defaultJsonParser(request, body as string, done);
   });
   await app.register(formbody);
@@ -188,7 +197,21 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   const principals = createPrincipalRepository(database.db);
   registerAuthentication(app, { tokens, principals });
   // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
-  registerRateLimits(app, { config: config.rateLimits, redis });
+  // Every Redis call has a deadline and goes through one breaker per instance (platform/redis.ts).
+  const redisGuard = redis
+    ? createRedisGuard(redis, config.redis, {
+        onFailure: (operation) => metrics.recordRedisFailure(operation),
+        onOpen: (error) => {
+          metrics.setRedisBreakerOpen(true);
+          app.log.warn({ err: error }, 'Redis is failing; skipping it for a while (rate limits count in this instance, the availability cache is bypassed)');
+        },
+        onClose: () => {
+          metrics.setRedisBreakerOpen(false);
+          app.log.info('Redis answers again');
+        },
+      })
+    : undefined;
+  registerRateLimits(app, { config: config.rateLimits, redis: redisGuard });
 
   const companyRepository = createCompanyRepository(database.db);
   const companies = createCompanyService({ repository: companyRepository });
@@ -223,8 +246,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   };
   const availabilityCache: AvailabilityCache = !config.availabilityCacheEnabled
     ? createDisabledAvailabilityCache()
-    : redis
-      ? createRedisAvailabilityCache(redis, (error, operation) => app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer'))
+    : redisGuard
+      ? createRedisAvailabilityCache(redisGuard, (error, operation) => app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer'))
       : createMemoryAvailabilityCache();
   // Catalog writes that can change slot generation clear exactly the cached searches they affect.
   const touch = availabilityCache.touch.bind(availabilityCache);

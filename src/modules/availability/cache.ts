@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisGuard } from '../../platform/redis.js';
 
 /**
  * The availability cache. A search result depends on one location, one service, some resources
@@ -81,20 +81,22 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
 }
 
 /**
- * Redis never fails a request: a search that cannot reach it is computed (and not stored), and a
- * write whose bump cannot reach it still succeeds (it committed); its dependent answers then live
- * out their two minutes. Both are logged through `onError`.
+ * Redis never fails or delays a request beyond its deadline: every call goes through the guard
+ * (platform/redis.ts: a short deadline, a breaker that skips Redis while it fails). A search that
+ * cannot reach it is computed (and not stored); a write whose bump cannot reach it still succeeds
+ * (it committed), and its dependent answers then live out their two minutes. Failures are told to
+ * `onError` (logged, and counted in /metrics as slotwise_redis_failures_total).
  */
-export function createRedisAvailabilityCache(redis: Redis, onError: (error: unknown, operation: string) => void = () => {}): AvailabilityCache {
+export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error: unknown, operation: string) => void = () => {}): AvailabilityCache {
   const NO_KEY = '';
   return {
     async touch(companyId, entities) {
       const keys = versionKeys(companyId, entities);
       if (keys.length === 0) return;
-      const pipeline = redis.pipeline();
-      for (const key of keys) pipeline.incr(key);
       try {
-        await pipeline.exec();
+        // Separate INCRs rather than a pipeline: a pipeline reports a failed command inside its
+        // result instead of rejecting, which once hid every failed bump.
+        await guard.run('cache-touch', (redis) => Promise.all(keys.map((key) => redis.incr(key))));
       } catch (error) {
         onError(error, 'touch');
       }
@@ -102,7 +104,7 @@ export function createRedisAvailabilityCache(redis: Redis, onError: (error: unkn
     async keyFor(companyId, entities, search) {
       const keys = versionKeys(companyId, entities);
       try {
-        const values = keys.length ? await redis.mget(...keys) : [];
+        const values = keys.length ? await guard.run('cache-versions', (redis) => redis.mget(...keys)) : [];
         return `slotwise:a:${companyId}:${digest(values, search)}`;
       } catch (error) {
         onError(error, 'keyFor');
@@ -111,14 +113,14 @@ export function createRedisAvailabilityCache(redis: Redis, onError: (error: unkn
     },
     async get(key) {
       if (key === NO_KEY) return null;
-      return redis.get(key).catch((error: unknown) => {
+      return guard.run('cache-get', (redis) => redis.get(key)).catch((error: unknown) => {
         onError(error, 'get');
         return null;
       });
     },
     async set(key, value) {
       if (key === NO_KEY) return;
-      await redis.set(key, value, 'EX', ENTRY_TTL_SECONDS).catch((error: unknown) => onError(error, 'set'));
+      await guard.run('cache-set', (redis) => redis.set(key, value, 'EX', ENTRY_TTL_SECONDS)).catch((error: unknown) => onError(error, 'set'));
     },
     async close() {},
   };

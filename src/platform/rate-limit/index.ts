@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisGuard } from '../redis.js';
 import type { RateBudget, RateLimitConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { AdmissionGate, AdmissionRefused } from './admission.js';
@@ -23,8 +23,8 @@ export type { Family } from './families.js';
 
 export interface RateLimitDeps {
   config: RateLimitConfig;
-  /** Shared counters for every instance; this instance's memory without it. */
-  redis?: Redis | undefined;
+  /** Shared counters for every instance (through the deadline and breaker); this instance's memory without it. */
+  redis?: RedisGuard | undefined;
 }
 
 /** Seconds a refused admission (queue full or waited too long) asks the caller to wait. */
@@ -57,7 +57,6 @@ export function registerRateLimits(app: FastifyInstance, { config, redis }: Rate
   const store: RateLimitStore = redis
     ? createRedisStore(redis, {
         fallback: memory,
-        timeoutMs: config.redisTimeoutMs,
         onUnavailable: (error) =>
           app.log.warn({ err: error }, 'Rate limits: Redis is not answering; counting in this instance only until it does'),
         onRecovered: () => app.log.info('Rate limits: Redis answers again; budgets are shared again'),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { RedisGuard } from '../redis.js';
 
 /** One request counted in a fixed window: the count so far in the window, and when it ends. */
 export interface Hit {
@@ -60,30 +61,21 @@ const HIT_SCRIPT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
 export interface RedisStoreOptions {
   /** Where counts go while Redis does not answer (this instance's memory). */
   fallback: RateLimitStore;
-  /** A call slower than this is abandoned for the fallback. */
-  timeoutMs: number;
   /** Told once when Redis stops answering, and once when it answers again. */
   onUnavailable?: (error: unknown) => void;
   onRecovered?: () => void;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Counters in Redis, shared by every instance. When Redis is unreachable, slow or failing, the
  * request is not refused for it: it is counted in this instance's memory instead (the budget then
- * holds per instance rather than for the deployment) until Redis answers again.
+ * holds per instance rather than for the deployment) until Redis answers again. The guard gives
+ * every call its deadline and skips Redis entirely while its breaker is open (platform/redis.ts).
  */
-export function createRedisStore(redis: Redis, options: RedisStoreOptions): RateLimitStore & { readonly degraded: boolean } {
+export function createRedisStore(guard: RedisGuard, options: RedisStoreOptions): RateLimitStore & { readonly degraded: boolean } {
   let degraded = false;
 
-  async function run(key: string, windowMs: number): Promise<Hit> {
+  async function run(redis: Redis, key: string, windowMs: number): Promise<Hit> {
     let result: unknown;
     try {
       result = await redis.evalsha(HIT_SCRIPT_SHA, 1, key, windowMs);
@@ -101,9 +93,7 @@ export function createRedisStore(redis: Redis, options: RedisStoreOptions): Rate
     },
     async hit(key, windowMs) {
       try {
-        // Not connected: do not wait in ioredis's offline queue.
-        if (redis.status !== 'ready') throw new Error(`Redis is ${redis.status}`);
-        const hit = await withTimeout(run(key, windowMs), options.timeoutMs);
+        const hit = await guard.run('rate-limit', (redis) => run(redis, key, windowMs));
         if (degraded) {
           degraded = false;
           options.onRecovered?.();

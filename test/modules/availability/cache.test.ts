@@ -13,6 +13,7 @@ import { loadConfig } from '../../../src/platform/config.js';
 import type { App } from '../../../src/platform/http/types.js';
 import type { WeeklyAvailability } from '../../../src/platform/database/schema.js';
 import { createMemoryAvailabilityCache, createRedisAvailabilityCache } from '../../../src/modules/availability/cache.js';
+import { createRedisGuard } from '../../../src/platform/redis.js';
 import type { AvailabilityCache } from '../../../src/modules/availability/cache.js';
 import { createAvailabilityService } from '../../../src/modules/availability/service.js';
 import { createAvailabilityRepository } from '../../../src/modules/availability/repository.js';
@@ -411,9 +412,10 @@ describe('Redis that does not answer', () => {
   test('never fails a search or a write: searches are computed and not stored, bumps are logged', async () => {
     const failing = new Error('connection refused');
     const reject = () => Promise.reject(failing);
-    const redis = { pipeline: () => ({ incr() {}, exec: reject }), mget: reject, get: reject, set: reject } as unknown as Redis;
+    const redis = { status: 'ready', incr: reject, mget: reject, get: reject, set: reject } as unknown as Redis;
     const errors: string[] = [];
-    const cache = createRedisAvailabilityCache(redis, (error, operation) => errors.push(`${operation}: ${(error as Error).message}`));
+    const guard = createRedisGuard(redis, { timeoutMs: 100, breakerFailures: 100, breakerCooldownMs: 5000 });
+    const cache = createRedisAvailabilityCache(guard, (error, operation) => errors.push(`${operation}: ${(error as Error).message}`));
     await cache.touch('c', { services: ['s'] });
     const key = await cache.keyFor('c', { services: ['s'] }, { search: 1 });
     assert.equal(await cache.get(key), null);

@@ -6,6 +6,7 @@ import { loadConfig } from '../../../src/platform/config.js';
 import type { DatabaseHandle } from '../../../src/platform/database/index.js';
 import type { App } from '../../../src/platform/http/types.js';
 import { HIT_SCRIPT, createMemoryStore, createRedisStore } from '../../../src/platform/rate-limit/store.js';
+import { createRedisGuard } from '../../../src/platform/redis.js';
 import { TEST_SECRETS, openTestDatabase, openTestRedis } from '../../helpers/app.js';
 import { assertNotRefused, assertRefused, createCaller, isolatedPrefix, send } from './support.js';
 
@@ -73,8 +74,9 @@ describe('the Redis store', () => {
     const b = (await openTestRedis())!;
     try {
       const key = `${isolatedPrefix()}burst`;
-      const options = { fallback: createMemoryStore(), timeoutMs: 2000 };
-      const stores = [createRedisStore(a, options), createRedisStore(b, options)];
+      const options = { fallback: createMemoryStore() };
+      const settings = { timeoutMs: 2000, breakerFailures: 3, breakerCooldownMs: 5000 };
+      const stores = [createRedisStore(createRedisGuard(a, settings), options), createRedisStore(createRedisGuard(b, settings), options)];
       const hits = await Promise.all(Array.from({ length: 50 }, (_, i) => stores[i % 2]!.hit(key, 10_000)));
       assert.deepEqual(hits.map((h) => h.count).sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i + 1));
       assert.ok(hits.every((h) => h.resetMs > 0 && h.resetMs <= 10_000));
@@ -93,7 +95,7 @@ describe('the Redis store', () => {
     // Nothing listens on port 1; no retries, no offline queue.
     const redis = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     const told: unknown[] = [];
-    const store = createRedisStore(redis, { fallback: createMemoryStore(), timeoutMs: 100, onUnavailable: (error) => told.push(error) });
+    const store = createRedisStore(createRedisGuard(redis, { timeoutMs: 100, breakerFailures: 3, breakerCooldownMs: 5000 }), { fallback: createMemoryStore(), onUnavailable: (error) => told.push(error) });
     assert.equal((await store.hit('rl:k', 60_000)).count, 1);
     assert.equal((await store.hit('rl:k', 60_000)).count, 2);
     assert.equal(told.length, 1, 'one warning, not one per request');
@@ -109,7 +111,8 @@ describe('the Redis store', () => {
       eval: () => new Promise(() => {}),
     } as unknown as Redis;
     let recovered = 0;
-    const store = createRedisStore(fake, { fallback: createMemoryStore(), timeoutMs: 20, onRecovered: () => recovered++ });
+    // A breaker that opens only after many failures, so the second call reaches the fake again.
+    const store = createRedisStore(createRedisGuard(fake, { timeoutMs: 20, breakerFailures: 100, breakerCooldownMs: 5000 }), { fallback: createMemoryStore(), onRecovered: () => recovered++ });
     const started = performance.now();
     assert.equal((await store.hit('rl:slow', 60_000)).count, 1);
     assert.ok(performance.now() - started < 1000);

@@ -74,9 +74,21 @@ export const appointmentRepository = {
    * transaction-scoped advisory lock per key, taken in the order of the lock ids themselves, so two
    * transactions can never wait on each other in a cycle, on any number of instances.
    */
-  async lock(db: Db, keys: string[]): Promise<void> {
+  async lock(db: Db, keys: string[], options: { whenContended?: () => Promise<void> } = {}): Promise<void> {
     if (keys.length === 0) return;
-    await sql`select count(pg_advisory_xact_lock(h)) from (select distinct hashtextextended(k, 0) as h from unnest(${[...new Set(keys)]}::text[]) as k order by h) as locks`.execute(db);
+    const unique = [...new Set(keys)];
+    let taken = 0;
+    if (options.whenContended) {
+      // Without waiting first: a booking that would only be refused must not queue behind the
+      // transaction that is taking its slot (see migrations/0006).
+      const tried = await sql<{ taken: number }>`select slotwise_try_advisory_xact_locks(${unique}::text[]) as taken`.execute(db);
+      taken = Number(tried.rows[0]!.taken);
+      if (taken < 0) return;
+      await options.whenContended();
+    }
+    // The wait is bounded by the connection's lock_timeout (DATABASE_LOCK_TIMEOUT_MS); past it the
+    // statement fails with lock_not_available and the operation answers 409 BOOKING-137.
+    await sql`select count(pg_advisory_xact_lock(h)) from (select distinct hashtextextended(k, 0) as h from unnest(${unique}::text[]) as k order by h offset ${taken}) as locks`.execute(db);
   },
 
   /** Appointments by id with their location's zone and resources; `forUpdate` row-locks them. */

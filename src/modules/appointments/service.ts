@@ -4,6 +4,8 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { ApiError, badRequest, fieldError, forbidden, notFound, validationError } from '../../platform/errors.js';
 import type { ErrorLocation } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
+import { isLockTimeout } from '../../platform/database/errors.js';
+import { transaction as runTransaction } from '../../platform/database/transaction.js';
 import type { AppointmentStatus, EventTrigger } from '../../platform/database/schema.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { computeAvailability } from '../../domain/availability.js';
@@ -101,6 +103,7 @@ export const MAX_LIST_OFFSET = 10_000;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 export const INVALID_CURSOR = 'Invalid or expired appointment cursor';
 export const SLOT_UNAVAILABLE = 'That time is no longer available; choose a time from the availability endpoint';
+export const LOCK_BUSY = 'Other requests are booking the same resources right now and this one could not get its turn in time; retry in a moment (with the same Idempotency-Key, it can never book twice)';
 
 export interface AppointmentDeps {
   db: Db;
@@ -115,8 +118,6 @@ function problemError(problem: BookingProblem, location: ErrorLocation = 'body')
   return new ApiError(400, problem.msg, problem.path ? [fieldError(location, problem.path, problem.msg, problem.code)] : [], problem.code);
 }
 
-const PG_DEADLOCK = '40P01';
-const PG_SERIALIZATION = '40001';
 
 /** Who may see an appointment: scope by location, and a Resource-role user only their resource's. */
 function visible(principal: Principal, row: { locationId: string; resourceIds: string[]; createdVia: string }): boolean {
@@ -138,16 +139,17 @@ export function createAppointmentService(deps: AppointmentDeps) {
   const clock = deps.now ?? Date.now;
   const availabilityRepository: AvailabilityRepository = createAvailabilityRepository(db);
 
-  /** One transaction, retried when PostgreSQL picks it as a deadlock or serialisation victim. */
+  /**
+   * One transaction (retried on deadlock, platform/database/transaction.ts). A lock wait that runs
+   * past DATABASE_LOCK_TIMEOUT_MS is BOOKING-137: the records are busy, and a retry will find them
+   * free; the client's Idempotency-Key keeps that retry from booking twice.
+   */
   async function transaction<T>(work: (trx: Db) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await db.transaction().execute(work);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (attempt < 3 && (code === PG_DEADLOCK || code === PG_SERIALIZATION)) continue;
-        throw error;
-      }
+    try {
+      return await runTransaction(db, work);
+    } catch (error) {
+      if (isLockTimeout(error)) throw new ApiError(409, LOCK_BUSY, [], 'BOOKING-137', { 'Retry-After': '1' });
+      throw error;
     }
   }
 
@@ -387,8 +389,13 @@ export function createAppointmentService(deps: AppointmentDeps) {
       created = undefined;
       return idempotent(trx, companyId, idempotencyKey, requestHash, async () => {
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
-        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }));
-        const resourceIds = await checkSlot(trx, companyId, slot, customerId, { now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents });
+        const slotCheck = { now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
+        // Someone holds one of these locks: when what is committed already fills the slot, refuse
+        // now instead of queueing behind them only to be refused (the fast refusal of issue 11).
+        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }), {
+          whenContended: async () => void (await checkSlot(trx, companyId, slot, customerId, slotCheck)),
+        });
+        const resourceIds = await checkSlot(trx, companyId, slot, customerId, slotCheck);
         const id = randomUUID();
         await repo.insert(
           trx,

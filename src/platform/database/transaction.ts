@@ -1,0 +1,21 @@
+import type { Db } from './index.js';
+
+const PG_DEADLOCK = '40P01';
+const PG_SERIALIZATION = '40001';
+
+/**
+ * One transaction, retried (up to three attempts) when PostgreSQL picks it as a deadlock or
+ * serialisation victim: those abort the whole transaction, so running it again is safe, and the
+ * caller sees success or a real failure instead of an accident of timing.
+ */
+export async function transaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      const code = (error as { code?: string } | null)?.code;
+      if (attempt < 3 && (code === PG_DEADLOCK || code === PG_SERIALIZATION)) continue;
+      throw error;
+    }
+  }
+}

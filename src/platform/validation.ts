@@ -38,23 +38,78 @@ export function registerValidation(app: FastifyInstance): void {
   // reported by name, and a route whose fields are all optional needs no body at all.
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
-    // PostgreSQL text cannot hold U+0000; a string carrying it is the caller's mistake, not a 500.
-    for (const [location, value] of [['body', request.body], ['query', request.query]] as const) {
-      const path = nulPath(value, []);
-      if (path) throw validationError(location, path.join('.'), `${path.join('.') || location} must not contain the NUL character`);
+    for (const [location, value] of [['body', request.body], ['query', request.query], ['params', request.params]] as const) {
+      const problem = textProblem(value);
+      if (problem) {
+        const path = problem.path.join('.');
+        throw validationError(location, path, `${path || location} ${problem.msg}`);
+      }
     }
   });
 }
 
-/** The path of the first string containing U+0000, or null. */
-function nulPath(value: unknown, path: string[]): string[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key.includes('\u0000')) return [...path, key];
-      const found = nulPath(inner, [...path, key]);
-      if (found) return found;
+/**
+ * One policy for text in any string of a request (keys included): U+0000 (PostgreSQL text cannot
+ * hold it), an unpaired UTF-16 surrogate such as "\udfff" (not Unicode text at all: PostgreSQL's
+ * jsonb refuses it, other columns would get U+FFFD silently) and the Unicode noncharacters
+ * (U+FDD0..U+FDEF and U+xFFFE/U+xFFFF, never meant for interchange). Each is a 400 naming the field.
+ * With the u flag a well-formed surrogate pair is one code point, so \p{Cs} matches only lone halves.
+ */
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what is looked for
+const FORBIDDEN_TEXT = /[\u0000\p{Cs}\p{Noncharacter_Code_Point}]/u;
+
+function describe(text: string): string {
+  const match = FORBIDDEN_TEXT.exec(text)![0];
+  const code = match.codePointAt(0)!;
+  if (code === 0) return 'must not contain the NUL character';
+  const hex = code.toString(16).toUpperCase().padStart(4, '0');
+  if (code >= 0xd800 && code <= 0xdfff) return `must be valid Unicode text: it contains an unpaired surrogate (U+${hex})`;
+  return `must not contain the Unicode noncharacter U+${hex}`;
+}
+
+/**
+ * The first string (or key) breaking that policy, with its path. A walk with an explicit stack,
+ * never recursion: a request's depth must not decide the depth of our call stack.
+ */
+export function textProblem(root: unknown): { path: string[]; msg: string } | null {
+  const stack: Array<{ value: unknown; path: string[] }> = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (FORBIDDEN_TEXT.test(value)) return { path, msg: describe(value) };
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value);
+      // Pushed in reverse so the first field is looked at first (the error names the first problem).
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, inner] = entries[i]!;
+        if (FORBIDDEN_TEXT.test(key)) return { path: [...path, key], msg: `has a field name that ${describe(key)}` };
+        stack.push({ value: inner, path: [...path, key] });
+      }
     }
   }
   return null;
+}
+
+/**
+ * True when JSON text nests arrays and objects deeper than `max`. A single pass over the text with
+ * a counter, before JSON.parse and before anything else looks at the body: a body nested
+ * thousands deep costs one linear scan and a 400, not a parse and a walk.
+ */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) {
+      inString = true;
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) {
+      depth--;
+    }
+  }
+  return false;
 }

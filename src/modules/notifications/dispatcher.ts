@@ -164,19 +164,20 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /**
    * Attempts of this event left pending ended without an answer we know of (a worker stopped, or
-   * processing failed part-way). They are closed as failed, never repeated (deliveries are sent once).
+   * processing failed part-way): the receiver may or may not have got them. They are closed as
+   * `interrupted` (delivery unknown, not `failed`), never repeated (deliveries are sent once).
    */
   async function closePending(event: ClaimedEvent, reason: string): Promise<void> {
     await db
       .updateTable('webhookDeliveries')
-      .set({ outcome: 'failed', error: reason, finishedAt: new Date() })
+      .set({ outcome: 'interrupted', error: reason, finishedAt: new Date() })
       .where('companyId', '=', event.companyId)
       .where('eventId', '=', event.id)
       .where('outcome', '=', 'pending')
       .execute();
     await db
       .updateTable('notifications')
-      .set({ status: 'failed', reason, finishedAt: new Date() })
+      .set({ status: 'interrupted', reason, finishedAt: new Date() })
       .where('companyId', '=', event.companyId)
       .where('eventId', '=', event.id)
       .where('status', '=', 'pending')

@@ -18,7 +18,7 @@ const Notification = Type.Object(
     recipient: Type.String({ description: 'Email address or phone number' }),
     subject: Nullable(Type.String({ description: 'Null for SMS: the subject is not sent' })),
     body: Type.String(),
-    status: StringEnum(['pending', 'sent', 'not_sent', 'failed'], { description: 'not_sent: channel off or not configured (see reason); failed: the provider refused or could not be reached' }),
+    status: StringEnum(['pending', 'sent', 'not_sent', 'failed', 'interrupted'], { description: 'not_sent: channel off or not configured (see reason); failed: the provider refused or could not be reached; interrupted: the sending was cut off (a crash) and it is unknown whether the provider got it; never repeated' }),
     reason: Nullable(Type.String()),
     providerId: Nullable(Type.String({ description: 'The SMTP message id or the SMS provider\'s message sid' })),
     createdAt: Type.String({ format: 'date-time' }),
@@ -44,7 +44,7 @@ export function registerNotificationRoutes(app: App, { db }: { db: Db }) {
         querystring: Type.Object({
           appointmentId: Type.Optional(Uuid()),
           channel: Type.Optional(StringEnum(['EMAIL', 'SMS'])),
-          status: Type.Optional(StringEnum(['pending', 'sent', 'not_sent', 'failed'])),
+          status: Type.Optional(StringEnum(['pending', 'sent', 'not_sent', 'failed', 'interrupted'])),
           ...PageQueryFields(100),
         }),
         response: { 200: Page(Type.Ref('Notification')), ...errorResponses(400, 401, 403) },

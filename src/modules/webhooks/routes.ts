@@ -54,7 +54,7 @@ const WebhookDelivery = Type.Object(
     trigger: Type.String(),
     appointmentId: Uuid(),
     url: Type.String({ description: 'The URL the attempt went to' }),
-    outcome: StringEnum(['pending', 'delivered', 'failed'] as const, { description: 'pending while the attempt runs; delivered on 2xx; failed otherwise (refused destinations included)' }),
+    outcome: StringEnum(['pending', 'delivered', 'failed', 'interrupted'] as const, { description: 'pending while the attempt runs; delivered on 2xx; failed otherwise (refused destinations included); interrupted: the attempt was cut off (a crash) and the receiver may or may not have got it; never repeated' }),
     statusCode: Nullable(Type.Integer()),
     error: Nullable(Type.String({ description: 'Why it failed: starts with refused, dns, tls, network, timeout, redirect or http' })),
     durationMs: Nullable(Type.Integer()),

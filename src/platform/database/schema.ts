@@ -294,7 +294,7 @@ export interface WebhookDeliveriesTable {
   trigger: string;
   appointmentId: string;
   url: string;
-  outcome: Generated<'pending' | 'delivered' | 'failed'>;
+  outcome: Generated<'pending' | 'delivered' | 'failed' | 'interrupted'>;
   statusCode: number | null;
   error: string | null;
   durationMs: number | null;
@@ -326,7 +326,7 @@ export interface NotificationsTable {
   recipient: string;
   subject: string | null;
   body: string;
-  status: Generated<'pending' | 'sent' | 'not_sent' | 'failed'>;
+  status: Generated<'pending' | 'sent' | 'not_sent' | 'failed' | 'interrupted'>;
   reason: string | null;
   providerId: string | null;
   createdAt: CreatedAt;

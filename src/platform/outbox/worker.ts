@@ -1,12 +1,19 @@
 /**
  * The background loop of one instance: runs a pass of the outbox dispatcher every `pollMs`, right
  * away again while passes find work, and never two passes at once. A failing pass is logged and the
- * loop goes on; `stop` waits for the pass in flight, so shutdown never cuts a delivery in half.
+ * loop goes on, backing off while passes keep failing; `stop` waits for the pass in flight, so shutdown never cuts a delivery in half.
  */
 export interface OutboxWorker {
   stop(): Promise<void>;
   /** Asks for a pass as soon as the current one ends (after a booking, for example). */
   kick(): void;
+}
+
+export const MAX_BACKOFF_MS = 10_000;
+
+/** The wait after `failures` failed passes in a row: pollMs doubled each time, at most MAX_BACKOFF_MS. */
+export function backoffMs(pollMs: number, failures: number): number {
+  return Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 20));
 }
 
 export function startOutboxWorker(options: {
@@ -17,6 +24,9 @@ export function startOutboxWorker(options: {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  // Consecutive failed passes (the database away, say): each doubles the wait, up to
+  // MAX_BACKOFF_MS, so a down database is not hammered; one good pass resets it.
+  let failures = 0;
 
   const schedule = (delay: number) => {
     if (stopped) return;
@@ -32,11 +42,13 @@ export function startOutboxWorker(options: {
       try {
         const done = await options.pass();
         busy = done.events > 0 || done.reminders > 0;
+        failures = 0;
       } catch (error) {
+        failures += 1;
         options.onError(error);
       } finally {
         running = undefined;
-        schedule(busy ? 0 : options.pollMs);
+        schedule(failures > 0 ? backoffMs(options.pollMs, failures) : busy ? 0 : options.pollMs);
       }
     })();
   }

@@ -25,7 +25,7 @@ export interface Delivery {
   trigger: string;
   appointmentId: string;
   url: string;
-  outcome: 'pending' | 'delivered' | 'failed';
+  outcome: 'pending' | 'delivered' | 'failed' | 'interrupted';
   statusCode: number | null;
   error: string | null;
   durationMs: number | null;
@@ -44,7 +44,7 @@ export interface NotificationRow {
   recipient: string;
   subject: string | null;
   body: string;
-  status: 'pending' | 'sent' | 'not_sent' | 'failed';
+  status: 'pending' | 'sent' | 'not_sent' | 'failed' | 'interrupted';
   reason: string | null;
   providerId: string | null;
   createdAt: string;

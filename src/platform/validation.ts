@@ -72,18 +72,27 @@ function describe(text: string): string {
  * never recursion: a request's depth must not decide the depth of our call stack.
  */
 export function textProblem(root: unknown): { path: string[]; msg: string } | null {
-  const stack: Array<{ value: unknown; path: string[] }> = [{ value: root, path: [] }];
+  // Each entry points at its parent, so the path is built only for the one field reported.
+  interface Entry { value: unknown; key: string; parent: Entry | null }
+  const pathOf = (entry: Entry | null): string[] => {
+    const path: string[] = [];
+    for (let e = entry; e && e.parent; e = e.parent) path.push(e.key);
+    return path.reverse();
+  };
+  const stack: Entry[] = [{ value: root, key: '', parent: null }];
   while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
+    const entry = stack.pop()!;
+    const { value } = entry;
     if (typeof value === 'string') {
-      if (FORBIDDEN_TEXT.test(value)) return { path, msg: describe(value) };
+      if (FORBIDDEN_TEXT.test(value)) return { path: pathOf(entry), msg: describe(value) };
     } else if (value && typeof value === 'object') {
       const entries = Object.entries(value);
       // Pushed in reverse so the first field is looked at first (the error names the first problem).
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, inner] = entries[i]!;
-        if (FORBIDDEN_TEXT.test(key)) return { path: [...path, key], msg: `has a field name that ${describe(key)}` };
-        stack.push({ value: inner, path: [...path, key] });
+        const child: Entry = { value: inner, key, parent: entry };
+        if (FORBIDDEN_TEXT.test(key)) return { path: pathOf(child), msg: `has a field name that ${describe(key)}` };
+        stack.push(child);
       }
     }
   }

@@ -56,11 +56,11 @@ async function embeddedTemplate(): Promise<Blob> {
 
 /** The database for one test file: TEST_DATABASE_URL when set (CI's second pass), else an
  * in-memory PGlite. Tests isolate themselves by creating their own company. */
-export async function openTestDatabase(options: { dedicated?: boolean } = {}): Promise<DatabaseHandle> {
+export async function openTestDatabase(options: { dedicated?: boolean; lockTimeoutMs?: number } = {}): Promise<DatabaseHandle> {
   let databaseUrl = process.env.TEST_DATABASE_URL;
   let drop: (() => Promise<void>) | undefined;
   if (databaseUrl && options.dedicated) ({ url: databaseUrl, drop } = await createDedicatedDatabase(databaseUrl));
-  const database = await openDatabase(databaseUrl ? { databaseUrl, poolSize: 5 } : { initialData: await embeddedTemplate() });
+  const database = await openDatabase(databaseUrl ? { databaseUrl, poolSize: 5, lockTimeoutMs: options.lockTimeoutMs ?? 0 } : { initialData: await embeddedTemplate() });
   await migrate(database.db);
   if (!drop) return database;
   const dropDatabase = drop;

@@ -1,0 +1,66 @@
+// One process per embedded data directory (issue 11, finding 5): the operator CLI beside a running
+// server printed success for writes the server then overwrote. A second opener is refused at once.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, hostname } from 'node:os';
+import { join } from 'node:path';
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/platform/database/data-dir-lock.js';
+
+const folders: string[] = [];
+after(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+function folder(): string {
+  const path = mkdtempSync(join(tmpdir(), 'slotwise-lock-'));
+  folders.push(path);
+  return path;
+}
+
+/** A live process that is not this one, to stand for a running server. */
+function otherProcess() {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  return { pid: child.pid!, stop: () => child.kill('SIGKILL') };
+}
+
+test('a folder held by a live process is refused, naming the process and what to do', () => {
+  const dataDir = folder();
+  const holder = otherProcess();
+  try {
+    writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: holder.pid, command: 'src/server.ts', host: hostname(), startedAt: '2026-11-24T08:00:00.000Z' }));
+    assert.throws(() => lockDataDir(dataDir), (error: unknown) => {
+      assert.ok(error instanceof DataDirLockedError);
+      assert.match(error.message, new RegExp(`in use by process ${holder.pid} \\(src/server.ts, started 2026-11-24T08:00:00.000Z\\)`));
+      assert.match(error.message, /DATABASE_URL/);
+      return true;
+    });
+  } finally {
+    holder.stop();
+  }
+});
+
+test('a lock left by a process that is gone (kill -9) is taken over, and released on close', () => {
+  const dataDir = folder();
+  const gone = spawnSync('true');
+  writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: gone.pid, command: 'old', host: hostname(), startedAt: 'then' }));
+  const release = lockDataDir(dataDir);
+  assert.equal(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid, process.pid);
+  release();
+  assert.equal(existsSync(join(dataDir, LOCK_FILE)), false);
+});
+
+test('the operator CLI refuses a data directory a server holds, with exit code 3 and no stack trace', () => {
+  const dataDir = folder();
+  const holder = otherProcess();
+  try {
+    writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: holder.pid, command: 'src/server.ts', host: hostname(), startedAt: 'now' }));
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'list'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }, encoding: 'utf8' });
+    assert.equal(cli.status, 3, cli.stderr);
+    assert.match(cli.stderr, new RegExp(`in use by process ${holder.pid}`));
+    assert.doesNotMatch(cli.stderr, /at .*\.ts:\d+/, 'no stack trace');
+    assert.equal(cli.stdout, '');
+  } finally {
+    holder.stop();
+  }
+});

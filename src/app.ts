@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -9,8 +10,8 @@ import type { DatabaseHandle } from './platform/database/index.js';
 import type { Secrets } from './platform/secrets.js';
 import { registerErrorHandling } from './platform/errors.js';
 import { jsonNestingExceeds, registerValidation } from './platform/validation.js';
-import { validationError } from './platform/errors.js';
-import { createRedisGuard } from './platform/redis.js';
+import { VALIDATION_ERROR, fieldError, validationError } from './platform/errors.js';
+import { RedisUnavailableError, createRedisGuard } from './platform/redis.js';
 import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
@@ -137,6 +138,13 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     // limit (100 characters by default) would answer 414 in Fastify's body instead. Node's header
     // limit (16 KiB) bounds a URL anyway.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 16_384 },
+    // A path the router cannot even read (bad percent-encoding, a parameter past the limit above)
+    // is the caller's mistake: the specification's 400 body, not Fastify's own.
+    frameworkErrors: (error, request, reply) => {
+      const msg = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the path is not valid: check its percent-encoding (UTF-8)';
+      reply.header('x-request-id', request.id);
+      void (reply as FastifyReply).status(400).type('application/json; charset=utf-8').send({ success: false, message: VALIDATION_ERROR, errors: [fieldError('params', '', msg)] });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidation(app);
@@ -144,13 +152,21 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   // A POST with Content-Type: application/json and no body (curl -X POST -H ...) is not an error.
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+  // Bytes, decoded strictly: invalid UTF-8 is refused, never replaced with U+FFFD in silence.
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(raw as Buffer);
+    } catch {
+      return done(validationError('body', '', 'request body is not valid UTF-8 text'), undefined);
+    }
+    if (text.trim() === '') return done(null, undefined);
     // Nesting is checked on the text, in one pass, before parsing (hostile input: issue 11).
-    if (jsonNestingExceeds(body as string, config.jsonMaxDepth)) {
+    if (jsonNestingExceeds(text, config.jsonMaxDepth)) {
       return done(validationError('body', '', `request body nests arrays and objects more than ${config.jsonMaxDepth} levels deep; the limit is ${config.jsonMaxDepth}`), undefined);
     }
-    return defaultJsonParser(request, body as string, done);
+    return defaultJsonParser(request, text, done);
   });
   await app.register(formbody);
 
@@ -247,7 +263,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   const availabilityCache: AvailabilityCache = !config.availabilityCacheEnabled
     ? createDisabledAvailabilityCache()
     : redisGuard
-      ? createRedisAvailabilityCache(redisGuard, (error, operation) => app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer'))
+      ? createRedisAvailabilityCache(redisGuard, (error, operation) => {
+          // While the breaker is open every call is skipped: the breaker logged that once already.
+          if (!(error instanceof RedisUnavailableError && redisGuard.open)) app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer');
+        })
       : createMemoryAvailabilityCache();
   // Catalog writes that can change slot generation clear exactly the cached searches they affect.
   const touch = availabilityCache.touch.bind(availabilityCache);

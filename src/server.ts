@@ -6,6 +6,7 @@ import { resolveSecrets } from './platform/secrets.js';
 import { startOutboxWorker } from './platform/outbox/worker.js';
 import { createRedisClient } from './platform/redis.js';
 import { DataDirLockedError } from './platform/database/data-dir-lock.js';
+import { isDatabaseUnavailable } from './platform/database/errors.js';
 
 async function main() {
   let config;
@@ -29,6 +30,7 @@ async function main() {
       poolSize: config.databasePoolSize,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       lockTimeoutMs: config.databaseLockTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
       // A connection cut while in use (PostgreSQL restarted): that request answers 503, the pool
       // replaces the connection, the process goes on. Logged once per broken connection.
       onConnectionError: (error) => logConnectionError(error),
@@ -40,8 +42,21 @@ async function main() {
     }
     throw error;
   }
-  await migrate(database.db);
-  const secrets = await resolveSecrets(database.db, config);
+  // The database may still be coming up (a host reboot): wait for it rather than exit, so a
+  // supervisor's start limit is not spent on a slow database. Any other failure ends the process.
+  let secrets;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrate(database.db);
+      secrets = await resolveSecrets(database.db, config);
+      break;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitMs = Math.min(5000, 250 * 2 ** Math.min(attempt, 5));
+      console.error(`The database is not reachable yet (${(error as Error).message}); trying again in ${waitMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 
   // Redis is optional at start too: the client connects (and reconnects) in the background, and
   // until it answers, rate limits count in this instance and the availability cache is bypassed.

@@ -36,6 +36,8 @@ export interface AppConfig {
   databaseConnectTimeoutMs: number;
   /** Longest wait for a lock before a booking answers 409 BOOKING-137 (PostgreSQL only). */
   databaseLockTimeoutMs: number;
+  /** Longest a statement may run (server side), and a little longer client side (a frozen server). */
+  databaseStatementTimeoutMs: number;
   /** Redis is an optimisation: every call has this deadline, and a breaker skips Redis while it fails. */
   redis: { timeoutMs: number; breakerFailures: number; breakerCooldownMs: number };
   /** Deepest nesting of arrays and objects a JSON body may have (checked before parsing). */
@@ -232,6 +234,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
     databaseConnectTimeoutMs: readInt(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseLockTimeoutMs: readInt(env, 'DATABASE_LOCK_TIMEOUT_MS', 2000, 0, 600_000),
+    databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     redis: {
       timeoutMs: readInt(env, 'REDIS_TIMEOUT_MS', 100, 1, 60_000),
       breakerFailures: readInt(env, 'REDIS_BREAKER_FAILURES', 3, 1, 1000),

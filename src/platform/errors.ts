@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
+import { isContention, isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
 
 /**
  * The one error body of the specification: `success: false`, a human `message`, and `errors[]`
@@ -42,7 +42,8 @@ export function fieldError(location: ErrorLocation, path: string, msg: string, c
 }
 
 export const VALIDATION_ERROR = 'Validation Error';
-export const DATABASE_UNAVAILABLE = 'The service cannot reach its database right now; retry in a few seconds';
+export const DATABASE_UNAVAILABLE = 'The service cannot reach its database right now, or it is too busy to answer in time; retry in a few seconds';
+export const RECORDS_BUSY = 'The records this request changes are busy with other requests; retry in a moment';
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** A 400 `Validation Error` for one field. */
@@ -188,9 +189,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       (request.server as Partial<FastifyInstance>).metrics?.recordDatabaseUnavailable();
       return send(reply, 503, { success: false, message: DATABASE_UNAVAILABLE, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
     }
-    // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137).
-    if (isLockTimeout(error)) {
-      return send(reply, 409, { success: false, message: 'The records this request changes are busy with other requests; retry in a moment', errors: [] }, { 'Retry-After': '1' });
+    // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137),
+    // or a deadlock that outlived its retries: the records are busy, the request was fine.
+    if (isLockTimeout(error) || isContention(error)) {
+      return send(reply, 409, { success: false, message: RECORDS_BUSY, errors: [] }, { 'Retry-After': '1' });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -77,7 +77,12 @@ export function createRedisGuard(redis: Redis, settings: RedisSettings, hooks: R
     },
     async run(operation, call) {
       const half = isOpen && now() >= openUntil;
-      if (isOpen && (!half || probing)) throw new RedisUnavailableError('Redis is skipped for a while after failing');
+      if (isOpen && (!half || probing)) {
+        // Counted as a failure of this operation (it did not reach Redis), without extending the cool-down.
+        const skipped = new RedisUnavailableError('Redis is skipped for a while after failing');
+        hooks.onFailure?.(operation, skipped);
+        throw skipped;
+      }
       if (half) probing = true;
       let timer: NodeJS.Timeout | undefined;
       try {

@@ -3,7 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/platform/database/data-dir-lock.js';
@@ -63,4 +63,35 @@ test('the operator CLI refuses a data directory a server holds, with exit code 3
   } finally {
     holder.stop();
   }
+});
+
+test('the same process cannot open one folder twice; after release it can', () => {
+  const dataDir = folder();
+  const release = lockDataDir(dataDir);
+  assert.throws(() => lockDataDir(dataDir), DataDirLockedError);
+  release();
+  lockDataDir(dataDir)();
+});
+
+test('a lock naming a live pid that started at another time (a reused pid) is stale', () => {
+  const dataDir = folder();
+  const other = otherProcess();
+  try {
+    writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: other.pid, command: 'old server', host: hostname(), startedAt: 'then', processStart: '1' }));
+    const release = lockDataDir(dataDir);
+    assert.equal(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid, process.pid);
+    release();
+  } finally {
+    other.stop();
+  }
+});
+
+test('a lock file is never seen half-written, and nothing is left beside it', () => {
+  const dataDir = folder();
+  const release = lockDataDir(dataDir);
+  const holder = JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8'));
+  assert.equal(holder.pid, process.pid);
+  assert.ok(typeof holder.processStart === 'string' || holder.processStart === null);
+  release();
+  assert.deepEqual(readdirSync(dataDir), []);
 });

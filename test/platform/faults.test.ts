@@ -7,7 +7,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
-import { isDatabaseUnavailable } from '../../src/platform/database/errors.js';
+import { isDatabaseUnavailable, markFromDatabase } from '../../src/platform/database/errors.js';
 import { jsonNestingExceeds, textProblem } from '../../src/platform/validation.js';
 import { TEST_SECRETS, createTenant, createTestContext, json, openTestDatabase, signup } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
@@ -143,13 +143,41 @@ describe('the database away', () => {
     }
   });
 
-  test('errors that mean "unreachable" are told apart from query errors', () => {
-    assert.equal(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), true);
-    assert.equal(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), true);
-    assert.equal(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })), true);
-    assert.equal(isDatabaseUnavailable(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })])), true);
-    assert.equal(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), false);
-    assert.equal(isDatabaseUnavailable(new Error('something else')), false);
+  test('errors that mean "unreachable" are told apart from query errors, and only the database layer\'s count', () => {
+    const db = <T>(error: T) => markFromDatabase(error);
+    assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))), true);
+    assert.equal(isDatabaseUnavailable(db(new Error('Connection terminated unexpectedly'))), true);
+    assert.equal(isDatabaseUnavailable(db(new Error('Query read timeout'))), true, 'a frozen server');
+    assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))), true);
+    assert.equal(isDatabaseUnavailable(db(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]))), true);
+    assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }))), true, 'a failover to a standby');
+    assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('could not extend file'), { code: '53100' }))), true, 'disk full');
+    assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('duplicate key'), { code: '23505' }))), false);
+    assert.equal(isDatabaseUnavailable(db(new Error('something else'))), false);
+    // A client hanging up mid-request raises ECONNRESET too: not the database, never a 503.
+    assert.equal(isDatabaseUnavailable(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), false);
+    assert.equal(isDatabaseUnavailable(Object.assign(new Error('fetch failed'), { cause: Object.assign(new Error('x'), { code: 'ENOTFOUND' }) })), false);
+  });
+});
+
+describe('request text that is not what it claims', () => {
+  test('a JSON body that is not valid UTF-8 is a 400, not silently "repaired"', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"email":"a'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('@example.com","password":"whatever it is"}')]);
+    const response = await context.app.inject({ method: 'POST', url: '/v3/auth/login', headers: { 'content-type': 'application/json' }, payload: bytes });
+    assert.equal(response.statusCode, 400, response.body);
+    assert.match(json(response).errors[0].msg, /not valid UTF-8/);
+  });
+
+  test('a path with broken percent-encoding is the specification\'s 400, not Fastify\'s body', async () => {
+    const tenant = await createTenant(context.app);
+    for (const url of ['/v3/location/%ED%BF%BF', '/v3/location/%E0%A4%A']) {
+      const response = await context.app.inject({ method: 'GET', url, headers: tenant.dashboard });
+      assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
+      const body = json(response);
+      assert.equal(body.success, false);
+      assert.equal(body.errors[0].location, 'params');
+      assert.equal(body.code, undefined);
+    }
   });
 });
 

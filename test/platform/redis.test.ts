@@ -51,7 +51,8 @@ test('the breaker opens after repeated failures, skips Redis while open, probes 
   failing = false;
   assert.equal(await guard.run('get', (r) => r.get('k')), 'v');
   assert.equal(guard.open, false);
-  assert.deepEqual(told, ['fail get', 'fail get', 'open', 'fail get', 'close']);
+  // Skipped calls count as failures of their operation (the metric says how much Redis was missed).
+  assert.deepEqual(told, ['fail get', 'fail get', 'open', 'fail get', 'fail get', 'fail get', 'close']);
 });
 
 test('a disconnected client is not asked (no offline queue): the call fails at once', async () => {
@@ -78,4 +79,23 @@ test('a failed INCR is a failure, not a result hidden inside a pipeline reply', 
   await cache.touch('c', { locations: ['l'] });
   assert.equal(errors.length, 1);
   assert.match(errors[0]!, /READONLY/);
+});
+
+test('half-open: while one call probes Redis, others are still skipped', async () => {
+  let now = 0;
+  let answer: (value: string) => void = () => {};
+  let failing = true;
+  const { redis, calls } = fakeRedis({ get: () => (failing ? Promise.reject(new Error('down')) : new Promise<string>((resolve) => (answer = resolve))) });
+  const guard = createRedisGuard(redis, { ...settings, timeoutMs: 5000 }, {}, () => now);
+  await assert.rejects(guard.run('get', (r) => r.get('k')));
+  await assert.rejects(guard.run('get', (r) => r.get('k')));
+  assert.equal(guard.open, true);
+  now += 1000;
+  failing = false;
+  const probe = guard.run('get', (r) => r.get('k'));
+  await assert.rejects(guard.run('get', (r) => r.get('k')), RedisUnavailableError, 'a second call during the probe is skipped');
+  assert.equal(calls(), 3);
+  answer('v');
+  assert.equal(await probe, 'v');
+  assert.equal(guard.open, false);
 });

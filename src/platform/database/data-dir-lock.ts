@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -29,62 +30,102 @@ export interface LockHolder {
   command: string;
   host: string;
   startedAt: string;
+  /** The process's start time as the kernel counts it (Linux), so a reused pid is not mistaken for the holder. */
+  processStart?: string | null;
 }
 
-function alive(pid: number): boolean {
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot; null off Linux. */
+function processStart(pid: number): string | null {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readHolder(path: string): LockHolder | null {
-  try {
-    const holder = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
-    return typeof holder.pid === 'number' ? { pid: holder.pid, command: String(holder.command ?? 'unknown'), host: String(holder.host ?? hostname()), startedAt: String(holder.startedAt ?? 'unknown') } : null;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
   } catch {
     return null;
   }
 }
 
+function alive(holder: LockHolder): boolean {
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // The pid is in use; by the holder only if it started when the holder did (pids are reused,
+  // for example by the next container's first process).
+  const now = processStart(holder.pid);
+  return !holder.processStart || !now || now === holder.processStart;
+}
+
+function readHolder(path: string): LockHolder | null {
+  try {
+    const holder = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
+    return typeof holder.pid === 'number'
+      ? { pid: holder.pid, command: String(holder.command ?? 'unknown'), host: String(holder.host ?? hostname()), startedAt: String(holder.startedAt ?? 'unknown'), processStart: holder.processStart ?? null }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Folders this process holds: a second open of the same folder in one process is refused too. */
+const heldHere = new Set<string>();
+
 /** Takes the folder's lock or throws DataDirLockedError; returns the function that releases it. */
 export function lockDataDir(dataDir: string): () => void {
   const path = join(dataDir, LOCK_FILE);
-  const me: LockHolder = { pid: process.pid, command: process.argv.slice(1).join(' ') || process.argv0, host: hostname(), startedAt: new Date().toISOString() };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  const me: LockHolder = {
+    pid: process.pid,
+    command: process.argv.slice(1).join(' ') || process.argv0,
+    host: hostname(),
+    startedAt: new Date().toISOString(),
+    processStart: processStart(process.pid),
+  };
+  if (heldHere.has(path)) throw new DataDirLockedError(dataDir, me);
+  // The lock file appears with its content in one step (written aside, then hard-linked into
+  // place, which fails if it exists), so no one ever reads a half-written lock.
+  const draft = `${path}.${process.pid}.${randomUUID()}`;
+  writeFileSync(draft, JSON.stringify(me));
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        linkSync(draft, path);
+        heldHere.add(path);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          heldHere.delete(path);
+          if (readHolder(path)?.pid === process.pid) rmSync(path, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
       const holder = readHolder(path);
       // Another host's pid cannot be checked from here: trust the lock (a shared folder).
-      if (holder && holder.pid !== process.pid && (holder.host !== me.host || alive(holder.pid))) throw new DataDirLockedError(dataDir, holder);
-      // Stale (its process is gone) or unreadable (a crash while writing it): take it over.
+      if (holder && (holder.host !== me.host || alive(holder))) throw new DataDirLockedError(dataDir, holder);
+      // Stale (its process is gone) or damaged (a lock file always appears with its content, see
+      // above): move it aside, atomically, so of two processes taking it over only one succeeds.
+      const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
       try {
-        unlinkSync(path);
+        renameSync(path, aside);
       } catch {
-        // Someone else removed it first; try again.
+        continue; // someone else moved it first; look again
       }
-      continue;
-    }
-    writeSync(fd, JSON.stringify(me));
-    closeSync(fd);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      if (readHolder(path)?.pid === process.pid) {
+      const moved = readHolder(aside);
+      if (moved && holder && (moved.pid !== holder.pid || moved.startedAt !== holder.startedAt)) {
+        // Between our look and our move another process took the stale lock over: put its lock back.
         try {
-          unlinkSync(path);
+          linkSync(aside, path);
         } catch {
-          // Already gone.
+          // A third process holds it now; the next look finds that one.
         }
       }
-    };
+      rmSync(aside, { force: true });
+    }
+    throw new Error(`Could not take the lock ${path}`);
+  } finally {
+    rmSync(draft, { force: true });
   }
-  throw new Error(`Could not take the lock ${path}`);
 }

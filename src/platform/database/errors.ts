@@ -5,13 +5,27 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(constraint);
 }
 
-/** SQLSTATE classes and codes that mean "the database is not there right now", not "your query is wrong". */
+/**
+ * Marks an error as thrown by the database layer (the pool's connect, a client's query). Only such
+ * errors can be "the database is unavailable": a client hanging up mid-request also raises
+ * ECONNRESET, and that must never be answered or counted as a database outage.
+ */
+export const FROM_DATABASE = Symbol('slotwise.fromDatabase');
+
+export function markFromDatabase<T>(error: T): T {
+  if (error && typeof error === 'object') (error as Record<symbol, unknown>)[FROM_DATABASE] = true;
+  return error;
+}
+
+/** SQLSTATEs that mean "the database cannot serve this now", not "the query is wrong". */
+const UNAVAILABLE_SQLSTATE_PREFIXES = [
+  '08', // connection exception
+  '53', // insufficient resources: too many connections, disk full, out of memory
+  '57P', // operator intervention: admin or crash shutdown, cannot connect now (starting up)
+];
 const UNAVAILABLE_SQLSTATES = new Set([
-  '57P01', // admin_shutdown: the backend was terminated (pg_terminate_backend, fast shutdown)
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: starting up or shutting down
-  '53300', // too_many_connections
-  '53400', // configuration_limit_exceeded
+  '25006', // read_only_sql_transaction: a failover left us on a standby
+  '57014', // query_canceled: statement_timeout, or an administrator cancelled it
 ]);
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // node-postgres reports these as plain Errors with no code.
@@ -21,27 +35,36 @@ const UNAVAILABLE_MESSAGES = [
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
   'Connection ended unexpectedly',
+  'Query read timeout',
 ];
 
+function unavailableSignal(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SQLSTATE_PREFIXES.some((p) => code.startsWith(p)) || UNAVAILABLE_NODE_CODES.has(code))) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.includes(m))) return true;
+  // Several addresses refused (AggregateError).
+  const inner = (error as { errors?: unknown[] }).errors;
+  return Array.isArray(inner) && inner.some((x) => x && typeof x === 'object' && unavailableSignal(x));
+}
+
 /**
- * True when a failure is the database being unreachable (down, restarting, a connection cut, no
- * connection to be had in time). The request that met it answers 503 with Retry-After instead of
- * a 500: nothing about it was wrong, and the same request a moment later will succeed.
+ * True when a failure of the database layer means the database is unreachable or cannot serve now
+ * (down, restarting, a connection cut, a failover to a standby, no connection to be had in time, a
+ * statement past its timeout). The request that met it answers 503 with Retry-After instead of a
+ * 500: nothing about it was wrong, and the same request a moment later will succeed.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08') || UNAVAILABLE_NODE_CODES.has(code))) return true;
-    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.includes(m))) return true;
-    // AggregateError (several addresses refused) and wrapped causes.
-    const inner = (e as { errors?: unknown[] }).errors;
-    if (Array.isArray(inner) && inner.some((x) => isDatabaseUnavailable(x))) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  if (!error || typeof error !== 'object' || !(error as Record<symbol, unknown>)[FROM_DATABASE]) return false;
+  return unavailableSignal(error);
 }
 
 /** lock_not_available: a lock wait passed lock_timeout (or NOWAIT found the lock taken). */
 export function isLockTimeout(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '55P03';
+}
+
+/** A deadlock or serialisation failure that outlived the transaction's retries: busy, not wrong. */
+export function isContention(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === '40P01' || code === '40001';
 }

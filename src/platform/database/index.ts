@@ -4,6 +4,8 @@ import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { PGlitePool } from './pglite-pool.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { markFromDatabase } from './errors.js';
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -27,6 +29,31 @@ const DATE = 1082;
 
 const plugins = [new CamelCasePlugin()];
 
+/**
+ * The pool Kysely sees: every error from connecting or querying is marked as the database's own
+ * (errors.ts, markFromDatabase), so only those can become a 503.
+ */
+function markingErrors(pool: PostgresPool): PostgresPool {
+  return {
+    async connect() {
+      let client: PostgresPoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw markFromDatabase(error);
+      }
+      return {
+        query: ((...args: Parameters<PostgresPoolClient['query']>) => {
+          const result = (client.query as (...a: unknown[]) => unknown)(...args);
+          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(markFromDatabase(error))) : result;
+        }) as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
 export interface OpenDatabaseOptions {
   /** postgres:// URL of a server; when absent the embedded database is used. */
   databaseUrl?: string | undefined;
@@ -45,6 +72,13 @@ export interface OpenDatabaseOptions {
    * lock_not_available (55P03), which a booking answers as 409 BOOKING-137. 0 waits for ever.
    */
   lockTimeoutMs?: number;
+  /**
+   * Longest a statement may run: PostgreSQL cancels it past this (statement_timeout), and the
+   * client gives up a little later if the server itself stopped answering (a frozen server or a
+   * partition: query_timeout). Either answers 503. 0 turns both off. A migration statement that
+   * needs longer needs this raised for that deploy.
+   */
+  statementTimeoutMs?: number;
   /** Told about a connection that failed while checked out (the request using it fails alone). */
   onConnectionError?: (error: Error) => void;
 }
@@ -62,6 +96,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       ...(options.lockTimeoutMs ? { lock_timeout: options.lockTimeoutMs } : {}),
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 5000 } : {}),
+      // A dead peer (a partition, a host gone) is noticed on idle connections too.
+      keepAlive: true,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
           if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
@@ -78,7 +115,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const onConnectionError = options.onConnectionError ?? (() => {});
     pool.on('error', onConnectionError);
     pool.on('connect', (client) => client.on('error', onConnectionError));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool) }), plugins });
     return {
       db,
       kind: 'postgres',
@@ -109,7 +146,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     [NUMERIC]: (value: string) => Number(value),
     [DATE]: (value: string) => value,
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool) }), plugins });
   return {
     db,
     kind: 'pglite',

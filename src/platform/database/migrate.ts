@@ -13,11 +13,15 @@ export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   const applied: string[] = [];
   await db.connection().execute(async (connection) => {
-    // Another instance may be migrating: wait for it however long it takes (the pool's
-    // lock_timeout is for requests), and put the setting back before the connection is reused.
-    await sql`set lock_timeout = 0`.execute(connection);
-    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    // Another instance may be migrating: wait for it however long it takes, and let a migration
+    // statement run as long as it needs (the pool's lock_timeout and statement_timeout are for
+    // requests). Both are put back before the connection is reused.
+    let locked = false;
     try {
+      await sql`set lock_timeout = 0`.execute(connection);
+      await sql`set statement_timeout = 0`.execute(connection);
+      await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      locked = true;
       await sql`create table if not exists schema_migrations (
         version text primary key,
         applied_at timestamptz not null default now()
@@ -34,8 +38,9 @@ export async function migrate(db: Db): Promise<string[]> {
         applied.push(file);
       }
     } finally {
-      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      if (locked) await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
       await sql`reset lock_timeout`.execute(connection);
+      await sql`reset statement_timeout`.execute(connection);
     }
   });
   return applied;

@@ -61,7 +61,8 @@ export function startOutboxWorker(options: {
       await running;
     },
     kick() {
-      if (!running) schedule(0);
+      // Not while passes keep failing: the backoff holds, whatever the writes ask for.
+      if (!running && failures === 0) schedule(0);
     },
   };
 }

@@ -132,6 +132,9 @@ export interface OwnRedis {
   url: string;
   kill(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections open and answers nothing (a frozen host). */
+  freeze(): void;
+  thaw(): void;
 }
 
 /** A redis-server of the drill's own on a free port (Debian's redis-server), or null without it. */
@@ -151,12 +154,19 @@ export async function ownRedis(): Promise<OwnRedis | null> {
   const kill = async () => {
     if (!server || server.exitCode !== null) return;
     const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server.kill('SIGCONT');
     server.kill('SIGKILL');
     await exited;
   };
   await startServer();
   onCleanup(kill);
-  return { url: `redis://127.0.0.1:${port}`, kill, start: startServer };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    start: startServer,
+    freeze: () => void server?.kill('SIGSTOP'),
+    thaw: () => void server?.kill('SIGCONT'),
+  };
 }
 
 // --- HTTP --------------------------------------------------------------------------------------

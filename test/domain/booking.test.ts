@@ -3,7 +3,7 @@
 // time and exactly at the book-ahead edge, and each booking limit one below and at its value.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DateTime } from 'luxon';
+import { DateTime, Settings } from 'luxon';
 import { TRANSITIONS, leadTimeProblem, limitProblem, resolveDuration, transitionProblem } from '../../src/domain/booking.js';
 import type { AppointmentStatus, LimitRules, Operation } from '../../src/domain/booking.js';
 
@@ -21,6 +21,14 @@ describe('States and transitions', () => {
     delete: ['IN'],
   };
   const codes: Record<Operation, string> = { reserve: 'BOOKING-117', book: 'BOOKING-108', confirm: 'BOOKING-406', cancel: 'BOOKING-125', reschedule: 'BOOKING-126', delete: 'BOOKING-132' };
+  const messages: Record<Operation, string> = {
+    reserve: 'Only an appointment in status IN can be reserved',
+    book: 'Only an appointment in status IN (held) or RS (reserved) can be booked',
+    confirm: 'Only an appointment in status BK or RS can be confirmed',
+    cancel: 'Only an appointment in status BK or RS can be cancelled',
+    reschedule: 'Only an appointment in status BK can be rescheduled',
+    delete: 'Only an appointment in status IN can be deleted',
+  };
 
   for (const operation of Object.keys(allowed) as Operation[]) {
     for (const status of STATUSES) {
@@ -28,7 +36,7 @@ describe('States and transitions', () => {
       test(`${operation} from ${status}: ${ok ? 'allowed' : `refused with ${codes[operation]}`}`, () => {
         const problem = transitionProblem(operation, status, null, NOW);
         if (ok) assert.equal(problem, null);
-        else assert.deepEqual(problem, { path: null, msg: `${TRANSITIONS[operation].msg}; this one is ${status}`, code: codes[operation] });
+        else assert.deepEqual(problem, { path: null, msg: `${messages[operation]}; this one is ${status}`, code: codes[operation] });
       });
     }
   }
@@ -91,6 +99,13 @@ describe('duration rules', () => {
     assert.deepEqual(resolveDuration(select, ...slot(121), undefined), { path: 'duration', msg: "duration 121 must lie between the service's durationMin 30 and durationMax 120", code: 'BOOKING-141' });
   });
 
+  test('the steps count from durationMin, not from zero', () => {
+    const offset = { duration: 20, durationSelect: true, durationMin: 20, durationMax: 80, durationInterval: 15 };
+    assert.equal(resolveDuration(offset, ...slot(35), undefined), 35);
+    assert.equal(resolveDuration(offset, ...slot(65), undefined), 65);
+    assert.equal((resolveDuration(offset, ...slot(30), undefined) as { code: string }).code, 'BOOKING-142');
+  });
+
   test('the duration is durationMin plus a multiple of durationInterval (BOOKING-142)', () => {
     assert.equal(resolveDuration(select, ...slot(45), undefined), 45);
     assert.equal(resolveDuration(select, ...slot(105), undefined), 105);
@@ -145,6 +160,20 @@ describe('lead time and book-ahead', () => {
     assert.equal(leadTimeProblem({ ...rules, bookAheadUnit: 'none', bookAheadValue: 1 }, far, NOW), null);
     assert.equal(leadTimeProblem({ ...rules, bookAheadUnit: 'days', bookAheadValue: 0 }, far, NOW), null);
     assert.equal(leadTimeProblem({ ...rules, bookAheadUnit: 'days', bookAheadValue: null }, far, NOW), null);
+  });
+
+  test('book-ahead is counted in UTC days, whatever the zone the process runs in', () => {
+    const before = Settings.defaultZone;
+    // A day ahead across New York's spring-forward night is 24 hours in UTC, 23 in New York.
+    Settings.defaultZone = 'America/New_York';
+    try {
+      const now = Date.UTC(2026, 2, 7, 12);
+      const ahead = { ...rules, bookAheadUnit: 'days' as const, bookAheadValue: 1 };
+      assert.equal(leadTimeProblem(ahead, now + 24 * 60 * MINUTE, now), null);
+      assert.equal(leadTimeProblem(ahead, now + 24 * 60 * MINUTE + 1, now)?.code, 'BOOKING-100');
+    } finally {
+      Settings.defaultZone = before;
+    }
   });
 
   test('a month ahead is a calendar month, not 30 days', () => {

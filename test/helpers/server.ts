@@ -6,9 +6,30 @@ import { createServer } from 'node:net';
 /** Starts the real server process (src/server.ts) the way `npm start` does. */
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname;
 const children = new Set<ChildProcess>();
-after(() => {
-  for (const child of children) child.kill('SIGKILL');
-});
+
+/**
+ * Every server a test starts runs in a process group of its own, and the whole group is ended
+ * when the test file ends: in its `after` hook, on a normal exit, and when the runner stops the
+ * file (its timeout sends SIGTERM). A server is never left running after its test.
+ */
+function endAll(): void {
+  for (const child of children) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  children.clear();
+}
+after(endAll);
+process.once('exit', endAll);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    endAll();
+    process.exit(1);
+  });
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -33,6 +54,7 @@ export async function start(env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
     env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   children.add(child);
   let output = '';

@@ -5,6 +5,7 @@
 // external busy time, allocation capacity, and the interval helpers.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Settings } from 'luxon';
 import { computeAvailability, intersect, normalise, weeklyWindows } from '../../src/domain/availability.js';
 import type { ActiveAppointment, AvailabilityInput, CustomerUsage, EngineResource, EngineService } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
@@ -326,5 +327,75 @@ describe('interval helpers', () => {
     const mondays: WeeklySchedule = { mon: [{ start: '09:00', end: '10:00' }] };
     assert.deepEqual(weeklyWindows(mondays, 'UTC', '2026-03-01', '2026-03-03'), [{ start: at('09:00'), end: at('10:00') }]);
     assert.equal(at('10:00') - at('09:00'), 60 * MINUTE);
+  });
+});
+
+describe('edges found by mutation testing', () => {
+  test('padding that ends after a slot on a finer grid still blocks it (11:15 after 10:00-11:00 + 30)', () => {
+    const quarter = service({ bookingInterval: 15 });
+    const times = starts(computeAvailability(input({ service: quarter, appointments: [appointment('10:00', '11:00', { padding: 30 })] })));
+    assert.ok(!times.includes('11:15'), times.join());
+    assert.ok(times.includes('11:30'));
+  });
+
+  test('with padding allowed to overflow, slots still end inside the window', () => {
+    const padded = service({ padding: 30, allowPaddingOverflow: true });
+    assert.deepEqual(starts(computeAvailability(input({ service: padded }))), HOURS);
+  });
+
+  test('a same-service appointment with the same end but another start is not the same slot', () => {
+    const two = service({ bookingsPerSlot: 2, bookingInterval: 30 });
+    const times = starts(computeAvailability(input({ service: two, appointments: [appointment('09:30', '11:00')] })));
+    assert.ok(!times.includes('10:00'), times.join());
+  });
+
+  test('allocations give capacity only to allocation services', () => {
+    const withAllocations = [resource('r1', { allocations: [{ start: at('09:00'), end: at('17:00'), bookingsPerSlot: 3 }] })];
+    assert.deepEqual(computeAvailability(input({ resources: withAllocations })).availableTimes.map((s) => s.remaining), HOURS.map(() => 1));
+  });
+
+  test('slots come in time order even when resources open at different hours', () => {
+    const resources = [resource('r1', { weeklyAvailability: everyDay('14:00', '17:00') }), resource('r2', { weeklyAvailability: everyDay('09:00', '12:00') })];
+    assert.deepEqual(starts(computeAvailability(input({ resources }))), ['09:00', '10:00', '11:00', '14:00', '15:00', '16:00']);
+  });
+
+  test('RANDOM with a random number of exactly 1 still picks a resource (the last)', () => {
+    const three = [resource('r1'), resource('r2'), resource('r3')];
+    assert.deepEqual(computeAvailability(input({ resources: three, roundRobin: 'RANDOM', random: () => 1 })).availableTimes[0]!.resourceIds, ['r3']);
+  });
+
+  test('a minutes limit below the duration closes a day with no bookings yet', () => {
+    const tight = service({ dailyBookingLimitMinutes: 30 });
+    assert.deepEqual(computeAvailability(input({ service: tight })).availableTimes, []);
+  });
+
+  test('BALANCED weeks are the location\'s local ISO weeks, written with two digits', () => {
+    // Monday 9:00 in Auckland is still Sunday in UTC: the local week (W09) decides.
+    const resources = [resource('r1'), resource('r2')];
+    const result = computeAvailability(
+      input({ timezoneName: 'Pacific/Auckland', startDate: '2026-02-23', endDate: '2026-02-23', resources, roundRobin: 'BALANCED', weeklyMinutes: { '2026-W09': { r1: 120, r2: 0 } } }),
+    );
+    assert.deepEqual(result.availableTimes[0]!.resourceIds, ['r2']);
+  });
+
+  test('book-ahead: unit none ignores a stray value; the edge is counted in UTC, whatever the process zone', () => {
+    assert.equal(computeAvailability(input({ service: service({ bookAheadUnit: 'none', bookAheadValue: 3 }), now: at('00:00', '2026-02-01') })).availableTimes.length, 8);
+    const before = Settings.defaultZone;
+    Settings.defaultZone = 'America/New_York';
+    try {
+      // One day ahead of 7 March 12:00 UTC is 8 March 12:00 UTC (24 hours), though New York loses an hour that night.
+      const ahead = service({ bookAheadUnit: 'days', bookAheadValue: 1 });
+      const result = computeAvailability(input({ service: ahead, now: Date.parse('2026-03-07T12:00:00Z'), startDate: '2026-03-08', endDate: '2026-03-08' }));
+      assert.equal(result.availableTimes.at(-1)!.startTime, '2026-03-08T12:00:00.000Z');
+    } finally {
+      Settings.defaultZone = before;
+    }
+  });
+
+  test('a day whose end is exactly the earliest bookable instant is "inside the lead time"; one starting exactly at the book-ahead edge is not beyond it', () => {
+    const lead = computeAvailability(input({ service: service({ bookInAdvance: 60 }), now: at('23:00') }));
+    assert.equal(lead.availableDays[0]!.reason, 'in the past or inside the minimum lead time');
+    const edge = computeAvailability(input({ service: service({ bookAheadUnit: 'days', bookAheadValue: 1 }), now: at('00:00', '2026-03-01') }));
+    assert.equal(edge.availableDays[0]!.reason, 'no free time', 'only midnight is within reach, and nothing is open then');
   });
 });

@@ -74,12 +74,17 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The creation body; a CustomerId, when sent, must be the appointment's own customer. */
 const RescheduleBody = Type.Object(
-  { ...SlotFields, Unavailability: Type.Optional(SlotFields.Unavailability) },
+  { ...CreateBody.properties, Unavailability: Type.Optional(SlotFields.Unavailability) },
   { additionalProperties: false },
 );
 
-const CreateQuery = Type.Object({ LocationId: Uuid(), ServiceId: Uuid() });
+const PublicCreateQuery = Type.Object({ LocationId: Uuid(), ServiceId: Uuid() });
+const CreateQuery = Type.Object({
+  ...PublicCreateQuery.properties,
+  CustomerId: Type.Optional(Uuid({ description: 'The customer, as in the body (either place; both and different is a 400)' })),
+});
 
 const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retried POST with the same key returns the first answer instead of booking twice (kept 24 hours)' })),
@@ -314,7 +319,7 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
         tags: ['Public booking'],
         summary: 'Hold a slot from a public booking page (status IN); only services shown online',
         security: Security.public,
-        querystring: CreateQuery,
+        querystring: PublicCreateQuery,
         headers: IdempotencyHeaders,
         // A booking page cannot choose to overrun padding or external calendar events: the service decides.
         body: Type.Object(PublicSlotFields, { additionalProperties: false }),

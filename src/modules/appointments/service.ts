@@ -110,6 +110,22 @@ export interface AppointmentDeps {
   now?: () => number;
 }
 
+/** The query of create and hold: the location and service, and the customer when not in the body. */
+export interface NewSlotQuery {
+  LocationId: string;
+  ServiceId: string;
+  CustomerId?: string | undefined;
+}
+
+/** CustomerId may come in the body or the query; both, and different, is a 400. */
+function withQueryCustomer(query: NewSlotQuery, body: SlotRequest): SlotRequest {
+  if (query.CustomerId === undefined) return body;
+  if (body.CustomerId !== undefined && body.CustomerId !== query.CustomerId) {
+    throw validationError('query', 'CustomerId', 'CustomerId in the query and CustomerId in the body differ; send it once');
+  }
+  return { ...body, CustomerId: query.CustomerId };
+}
+
 /** A 400 for a booking rule, with its legacy code, naming the field when there is one. */
 function problemError(problem: BookingProblem, location: ErrorLocation = 'body'): ApiError {
   return new ApiError(400, problem.msg, problem.path ? [fieldError(location, problem.path, problem.msg, problem.code)] : [], problem.code);
@@ -194,7 +210,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
     principal: Principal,
     target: { locationId: string; serviceId: string; idsFrom: 'query' | 'stored' },
     body: SlotRequest,
-    options: { checkLeadTime: boolean; now: number; defaultResourceIds?: string[] },
+    options: { checkLeadTime: boolean; now: number; defaultResourceIds?: string[]; customerIdLocation?: ErrorLocation },
   ) {
     const resourceIds = body.ResourceIds ?? options.defaultResourceIds;
     const { location, service, offered, bookable } = await loadTarget(db, availabilityRepository, companyId, {
@@ -203,6 +219,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       ResourceIds: body.ResourceIds ?? [],
       CustomerId: body.CustomerId,
       location: 'body',
+      ...(options.customerIdLocation ? { customerIdLocation: options.customerIdLocation } : {}),
       ...(target.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
     });
     const scope = locationScope(principal);
@@ -365,11 +382,12 @@ export function createAppointmentService(deps: AppointmentDeps) {
     kind: 'create' | 'hold',
     companyId: string,
     principal: Principal,
-    query: { LocationId: string; ServiceId: string },
-    body: SlotRequest,
+    query: NewSlotQuery,
+    requestBody: SlotRequest,
     idempotencyKey: string | undefined,
   ) {
     const now = clock();
+    const body = withQueryCustomer(query, requestBody);
     // The route family is part of the request: a public caller can never replay a dashboard answer.
     const requestHash = createHash('sha256').update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', query, body })).digest('hex');
     // A retry of a request that already succeeded is answered before anything is checked again:
@@ -378,7 +396,11 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const replay = await storedAnswer(db, companyId, idempotencyKey, requestHash);
       if (replay) return { appointment: replay, replayed: true };
     }
-    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, { checkLeadTime: true, now });
+    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, {
+      checkLeadTime: true,
+      now,
+      customerIdLocation: requestBody.CustomerId === undefined && query.CustomerId !== undefined ? 'query' : 'body',
+    });
     const { prepared } = slot;
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
@@ -581,10 +603,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
   }
 
   return {
-    create: (companyId: string, principal: Principal, query: { LocationId: string; ServiceId: string }, body: SlotRequest, idempotencyKey?: string) =>
+    create: (companyId: string, principal: Principal, query: NewSlotQuery, body: SlotRequest, idempotencyKey?: string) =>
       takeNewSlot('create', companyId, principal, query, body, idempotencyKey),
 
-    hold: (companyId: string, principal: Principal, query: { LocationId: string; ServiceId: string }, body: SlotRequest, idempotencyKey?: string) =>
+    hold: (companyId: string, principal: Principal, query: NewSlotQuery, body: SlotRequest, idempotencyKey?: string) =>
       takeNewSlot('hold', companyId, principal, query, body, idempotencyKey),
 
     async get(companyId: string, principal: Principal, id: string): Promise<Appointment> {
@@ -638,6 +660,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const now = clock();
       const before = await readVisible(db, principal, companyId, id);
       refuse('reschedule', before, now);
+      // The creation body is accepted; a CustomerId, when sent, must be the appointment's own.
+      if (body.CustomerId !== undefined && body.CustomerId !== before.customerId) {
+        throw validationError('body', 'CustomerId', 'CustomerId must be the appointment\'s own customer: a rescheduled appointment keeps its customer (change it with PUT /v3/appointment/:id)');
+      }
       const slot = await prepareSlot(companyId, principal, { locationId: before.locationId, serviceId: before.serviceId, idsFrom: 'stored' }, body, {
         checkLeadTime: true,
         now,
@@ -673,6 +699,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
               ignoreExternalEvents,
               notes: body.notes !== undefined ? body.notes : row.notes,
               rescheduledFromId: row.id,
+              legacyId: body.legacyId ?? null,
               createdVia: row.createdVia,
               ...Object.fromEntries(CUSTOM_FIELD_NAMES.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])),
             },

@@ -43,13 +43,15 @@ export async function loadTarget(
     CustomerId?: string | null | undefined;
     /** Where the caller sent ResourceIds and CustomerId. */
     location: ErrorLocation;
+    /** Where the caller sent CustomerId, when not where ResourceIds came (create and hold accept it in the query too). */
+    customerIdLocation?: ErrorLocation;
     /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
     missing?: () => Error;
   },
 ) {
   const others: IdReference[] = [
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
-    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.location, path: 'CustomerId', single: true }] : []),
+    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
   ];
   const [location, service, offered, bookable, othersRefused] = await Promise.all([
     repository.location(companyId, target.LocationId),

@@ -21,6 +21,14 @@ export const AvailabilityQuery = Type.Object({
   ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
   CustomerId: Type.Optional(Uuid({ description: 'Applies the per-customer limits' })),
   roundRobin: Type.Optional(StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED'], { description: 'Default: the service\'s' })),
+  timezone: Type.Optional(
+    Type.String({
+      format: 'iana-timezone',
+      maxLength: 64,
+      'x-codes': { format: 'AVAILABILITY-108', maxLength: 'AVAILABILITY-108' },
+      description: 'IANA zone in which startDate and endDate are read and availableDays are reported (default: the location\'s); slots stay UTC instants',
+    }),
+  ),
 });
 
 export const AvailabilityResponse = Type.Object(

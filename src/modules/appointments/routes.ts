@@ -60,8 +60,8 @@ const { allowPaddingOverflow: _padding, ignoreExternalEvents: _external, ...Publ
 
 const CustomerFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Customer name, when CustomerId is not given' })),
-  email: Type.Optional(EmailField({ required: 'BOOKING-109' })),
-  phone: Type.Optional(Nullable(Phone('BOOKING-134'))),
+  email: Type.Optional(EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' })),
+  phone: Type.Optional(Nullable(Phone('CONTACT-101'))),
 };
 
 const CreateBody = Type.Object(
@@ -343,7 +343,7 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
         security: Security.public,
         params: IdParams,
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 255 }), email: EmailField({ required: 'BOOKING-109' }), phone: Type.Optional(Nullable(Phone('BOOKING-134'))) },
+          { name: Type.String({ minLength: 1, maxLength: 255 }), email: EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' }), phone: Type.Optional(Nullable(Phone('CONTACT-101'))) },
           { additionalProperties: false },
         ),
         response: { 200: ref, ...errorResponses(400, 401, 403, 404) },

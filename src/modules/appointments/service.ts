@@ -16,7 +16,7 @@ import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
 import { createAvailabilityRepository } from '../availability/repository.js';
 import type { AvailabilityRepository } from '../availability/repository.js';
-import { customerUsage, loadEngineInputs, loadTarget } from '../availability/inputs.js';
+import { customerUsage, loadEngineInputs, loadTarget, serviceNotOfferedError, unlinkedResourceError } from '../availability/inputs.js';
 import type { PreparedSearch } from '../availability/inputs.js';
 import type { TouchedEntities } from '../availability/cache.js';
 import { appointmentRepository as repo } from './repository.js';
@@ -229,7 +229,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
     if (target.idsFrom === 'query' && !offered) {
-      throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
+      throw serviceNotOfferedError(service.id, location.id);
     }
 
     if (!body.Unavailability) {
@@ -251,9 +251,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
     let mode: 'all' | 'pool';
     if (resourceIds && resourceIds.length > 0) {
       const linked = new Set(bookable.map((r) => r.id));
-      resourceIds.forEach((id, index) => {
-        if (!linked.has(id)) throw validationError('body', `ResourceIds.${index}`, `Resource ${id} is not linked to location ${location.id} and service ${service.id}`);
-      });
+      const index = resourceIds.findIndex((id) => !linked.has(id));
+      if (index >= 0) {
+        throw await unlinkedResourceError(db, companyId, { locationId: location.id, serviceId: service.id, resourceId: resourceIds[index]! }, 'body', `ResourceIds.${index}`);
+      }
       candidates = bookable.filter((r) => resourceIds.includes(r.id));
       mode = roundRobin === 'RANDOM' || roundRobin === 'BALANCED' ? 'pool' : 'all';
     } else if (roundRobin === 'RANDOM' || roundRobin === 'BALANCED') {

@@ -6,7 +6,7 @@ import { expandRecurrence } from '../../domain/recurrence.js';
 import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository } from './repository.js';
 import type { Db } from '../../platform/database/index.js';
-import { badRequest } from '../../platform/errors.js';
+import { badRequest, validationError } from '../../platform/errors.js';
 import type { ErrorLocation } from '../../platform/errors.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { IdReference } from '../catalog/ownership.js';
@@ -231,4 +231,26 @@ export function customerUsage(rows: Array<{ id: string; status: string; expiresA
     }
   }
   return usage;
+}
+
+/**
+ * A named resource that cannot serve this search: AVAILABILITY-103 when it does not work at the
+ * location, AVAILABILITY-104 when it works there but does not provide the service.
+ */
+export async function unlinkedResourceError(db: Db, companyId: string, ids: { locationId: string; serviceId: string; resourceId: string }, location: ErrorLocation, path: string) {
+  const atLocation = await db
+    .selectFrom('resourceLocations')
+    .select('resourceId')
+    .where('companyId', '=', companyId)
+    .where('resourceId', '=', ids.resourceId)
+    .where('locationId', '=', ids.locationId)
+    .executeTakeFirst();
+  return atLocation
+    ? validationError(location, path, `Resource ${ids.resourceId} does not provide service ${ids.serviceId}`, 'AVAILABILITY-104')
+    : validationError(location, path, `Resource ${ids.resourceId} does not work at location ${ids.locationId}`, 'AVAILABILITY-103');
+}
+
+/** SERVICE-122: the service is not offered at the location. */
+export function serviceNotOfferedError(serviceId: string, locationId: string) {
+  return validationError('query', 'ServiceId', `Service ${serviceId} is not offered at location ${locationId}`, 'SERVICE-122');
 }

@@ -10,7 +10,7 @@ import { allowedDurations } from '../../domain/service-rules.js';
 import { locationScope } from '../catalog/scope.js';
 import type { AvailabilityCache } from './cache.js';
 import type { AvailabilityRepository } from './repository.js';
-import { loadEngineInputs, loadTarget } from './inputs.js';
+import { loadEngineInputs, loadTarget, serviceNotOfferedError, unlinkedResourceError } from './inputs.js';
 import type { PreparedSearch } from './inputs.js';
 
 export const MAX_SEARCH_DAYS = 31;
@@ -66,7 +66,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       const msg = `${search.ServiceId} is not a service of this company`;
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
-    if (!offered) throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
+    if (!offered) throw serviceNotOfferedError(service.id, location.id);
 
     const zone = location.timezoneName;
     const reportZone = search.timezone ?? zone;
@@ -89,11 +89,11 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     let resources = bookable;
     if (search.ResourceIds?.length) {
       const linked = new Set(bookable.map((r) => r.id));
-      search.ResourceIds.forEach((id, index) => {
-        if (!linked.has(id)) {
-          throw validationError('query', `ResourceIds.${index}`, `Resource ${id} is not linked to location ${location.id} and service ${service.id}`);
-        }
-      });
+      const index = search.ResourceIds.findIndex((id) => !linked.has(id));
+      if (index >= 0) {
+        const ids = { locationId: location.id, serviceId: service.id, resourceId: search.ResourceIds[index]! };
+        throw await unlinkedResourceError(deps.db, companyId, ids, 'query', `ResourceIds.${index}`);
+      }
       resources = bookable.filter((r) => search.ResourceIds!.includes(r.id));
     }
     return { location, service, resources, zone, endDate, duration };

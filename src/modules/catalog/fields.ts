@@ -87,7 +87,9 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 
 export const CUSTOM_FIELD_NAMES = ['field1', 'field2', 'field3', 'field4', 'field5', 'field6', 'field7', 'field8', 'field9', 'field10'] as const;
 
-export const IdList = (description: string) => Type.Array(Type.String({ format: 'uuid' }), { maxItems: 500, uniqueItems: true, description });
+/** `codes` names the legacy code of a repeated id (`uniqueItems`), for example LOCATION-110. */
+export const IdList = (description: string, codes: Codes = {}) =>
+  Type.Array(Type.String({ format: 'uuid' }), { maxItems: 500, uniqueItems: true, description, ...(Object.keys(codes).length ? { 'x-codes': codes } : {}) });
 
 export const Summary = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() });
 
@@ -105,8 +107,10 @@ export function parseInclude(value: string | undefined): Set<string> {
 }
 
 /** Reminder offsets: minutes before the start (at most a week), distinct, at most five. */
-export const ReminderOffsets = Type.Array(Type.Integer({ minimum: 1, maximum: 10_080 }), {
+export const ReminderOffsets = Type.Array(Type.Integer({ minimum: 1, maximum: 10_080, 'x-codes': { minimum: 'APPOINTMENTREMINDERS-102', type: 'APPOINTMENTREMINDERS-102' } }), {
   maxItems: 5,
   uniqueItems: true,
+  // Two reminders at the same offset: the legacy "second reminder must be after the first".
+  'x-codes': { uniqueItems: 'APPOINTMENTREMINDERS-103' },
   description: 'Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080',
 });

@@ -21,7 +21,7 @@ const Fields = {
   durationMin: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
   durationMax: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
   durationInterval: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
-  availabilityType: StringEnum(['schedule', 'allocation'], { description: 'schedule: weekly schedules; allocation: only allocated windows' }),
+  availabilityType: StringEnum(['schedule', 'allocation'], { description: 'schedule: weekly schedules; allocation: only allocated windows', 'x-codes': { enum: 'SERVICE-104' } }),
   weeklyAvailability: Nullable(WeeklyAvailability),
   bookAheadUnit: StringEnum(['none', 'days', 'weeks', 'months'], {
     description: 'How far ahead booking is allowed, with bookAheadValue',
@@ -49,7 +49,7 @@ const Fields = {
   roundRobin: StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED']),
   allowPaddingOverflow: Type.Boolean({ description: 'Default for holds and reservations' }),
   ignoreExternalEvents: Type.Boolean({ description: 'Default for holds and reservations' }),
-  locationIds: IdList('Locations where the service is offered'),
+  locationIds: IdList('Locations where the service is offered', { uniqueItems: 'LOCATION-110' }),
   legacyId: Nullable(Type.String({ maxLength: 100 })),
 };
 

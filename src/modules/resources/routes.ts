@@ -110,7 +110,7 @@ export function registerResourceRoutes(app: App, { resources }: { resources: Res
   app.put('/v3/resource/:id', { schema: updateSchema }, async (request) =>
     resources.update(requireCompany(request.principal), request.params.id, request.body),
   );
-  app.patch('/v3/resource/:id', { schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/resource/:id', { schema: updateSchema }, async (request) =>
     resources.update(requireCompany(request.principal), request.params.id, request.body),
   );
 

@@ -140,7 +140,7 @@ export function registerServiceRoutes(app: App, { services }: { services: Servic
   app.put('/v3/service/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     services.update(requireCompany(request.principal), request.params.id, request.body as ServiceWrite),
   );
-  app.patch('/v3/service/:id', { config: WRITE, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/service/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     services.update(requireCompany(request.principal), request.params.id, request.body as ServiceWrite),
   );
 

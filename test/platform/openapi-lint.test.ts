@@ -97,3 +97,25 @@ test('every /v3 operation documents 429 with Retry-After and the RateLimit heade
 test('no Ajv-only keyword reaches the document', () => {
   assert.doesNotMatch(JSON.stringify(document), /"format(Exclusive)?(Minimum|Maximum)"/);
 });
+
+test('every request body has an example, the main answers have one, and no answer is described as "Default Response"', () => {
+  const missing: string[] = [];
+  for (const { key, operation } of operations()) {
+    for (const [type, media] of Object.entries<Record<string, unknown>>(operation.requestBody?.content ?? {})) {
+      if (media.example === undefined) missing.push(`${key} ${type}`);
+    }
+    for (const [status, response] of Object.entries<Record<string, unknown>>(operation.responses)) {
+      assert.notEqual(response.description, 'Default Response', `${key} ${status}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+  for (const [path, method, status] of [
+    ['/v3/availability', 'get', '200'],
+    ['/v3/appointment/hold', 'post', '201'],
+    ['/v3/appointment/{id}/book', 'put', '200'],
+    ['/v3/location', 'post', '201'],
+    ['/v3/oauth/token', 'post', '200'],
+  ] as const) {
+    assert.ok(document.paths[path][method].responses[status].content['application/json'].example, `${method} ${path}`);
+  }
+});

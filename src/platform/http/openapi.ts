@@ -5,6 +5,8 @@
  * test/platform/openapi-lint.test.ts runs Redocly's recommended rules on the result.
  */
 
+import { REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from './openapi-examples.js';
+
 type Json = Record<string, unknown>;
 
 /** Every operation's id, as a person would name the call. A route missing here fails the lint test. */
@@ -150,6 +152,38 @@ export interface FinishOptions {
   publicBaseUrl: string | undefined;
 }
 
+/** The example of the body (PATCH takes its PUT's) and of the success answer, where one is written. */
+function addExamples(operation: Json, operationId: string | undefined): void {
+  if (!operationId) return;
+  const request = REQUEST_EXAMPLES[operationId] ?? REQUEST_EXAMPLES[operationId.replace(/^patch/, 'update')];
+  const body = operation.requestBody as { content?: Record<string, Json> } | undefined;
+  if (request !== undefined && body?.content) for (const media of Object.values(body.content)) media.example = request;
+  const answer = RESPONSE_EXAMPLES[operationId];
+  if (answer === undefined) return;
+  for (const [status, response] of Object.entries(operation.responses as Record<string, { content?: Record<string, Json> }>)) {
+    if (!status.startsWith('2') || !response.content) continue;
+    for (const media of Object.values(response.content)) media.example = answer;
+  }
+}
+
+/** Words for a schema name: `RecurringBlock` → `recurring block`. */
+const words = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+
+/** A success answer says what it carries instead of the generator's "Default Response". */
+function describeResponses(operation: Json, responses: Json): void {
+  for (const [status, value] of Object.entries(responses)) {
+    const response = value as { description?: string; content?: Record<string, { schema?: Json }> };
+    if (!status.startsWith('2') || (response.description && response.description !== 'Default Response')) continue;
+    const schema = response.content && Object.values(response.content)[0]?.schema;
+    const ref = typeof schema?.$ref === 'string' ? schema.$ref.split('/').at(-1)! : undefined;
+    const items = (schema?.properties as Record<string, { items?: { $ref?: string } }> | undefined)?.data?.items?.$ref?.split('/').at(-1);
+    if (status === '204') response.description = 'Done; no body';
+    else if (ref) response.description = status === '201' ? `The created ${words(ref)}` : `The ${words(ref)}`;
+    else if (items) response.description = `The ${words(items)} records, in \`data\``;
+    else response.description = `Success: ${String(operation.summary ?? 'the answer')}`;
+  }
+}
+
 /** Finishes a copy of the generated document; the input is not changed. */
 export function finishOpenApiDocument(generated: Json, options: FinishOptions): Json {
   const document = structuredClone(generated);
@@ -190,6 +224,8 @@ export function finishOpenApiDocument(generated: Json, options: FinishOptions): 
         operation.security = [...security, { oauth2ClientCredentials: [scope] }];
       }
       const responses = (operation.responses ??= {}) as Json;
+      addExamples(operation, operationId);
+      describeResponses(operation, responses);
       if (path.startsWith('/v3/')) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
       if (path.startsWith('/v3/') || path === '/openapi.json') responses['503'] = { $ref: '#/components/responses/ServiceUnavailable' };
     }

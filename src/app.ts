@@ -9,6 +9,7 @@ import type { DatabaseHandle } from './platform/database/index.js';
 import type { Secrets } from './platform/secrets.js';
 import { registerErrorHandling } from './platform/errors.js';
 import { registerValidation } from './platform/validation.js';
+import { parseFormBody } from './platform/http/form-body.js';
 import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
@@ -143,7 +144,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     return defaultJsonParser(request, body as string, done);
   });
-  await app.register(formbody);
+  // Forms for OAuth token requests; a JSON text sent as a form is refused with a message that says so.
+  await app.register(formbody, { parser: parseFormBody });
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);

@@ -121,6 +121,8 @@ export interface AvailabilityInput {
   allowPaddingOverflow?: boolean;
   /** Busy time from external calendars does not count (chosen at hold or reserve). */
   ignoreExternalEvents?: boolean;
+  /** The location's holidays by local date, so a closed day says which holiday closed it. */
+  holidays?: Array<{ date: string; name: string }>;
 }
 
 export interface Slot {
@@ -134,6 +136,8 @@ export interface DayAvailability {
   date: string;
   available: boolean;
   reason: string | null;
+  /** With reason `holiday`: the holiday's name. */
+  holidayName?: string;
 }
 
 export interface AvailabilityResult {
@@ -412,6 +416,7 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   }
 
   const days: DayAvailability[] = [];
+  const holidayNames = new Map((input.holidays ?? []).map((h) => [h.date, h.name]));
   const slotDays = new Set(slots.map((slot) => dayOf(Date.parse(slot.startTime))));
   for (let date = input.startDate; date <= input.endDate; date = shiftDate(date, 1)) {
     const dayEnd = localToMillis(shiftDate(date, 1), '00:00', reportZone);
@@ -421,9 +426,10 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       if (customerReason) reason = customerReason;
       else if (dayEnd <= earliest) reason = 'in the past or inside the minimum lead time';
       else if (dayStart > latest) reason = 'beyond the book-ahead period';
+      else if (holidayNames.has(date)) reason = 'holiday';
       else reason = dailyReason.get(date) ?? 'no free time';
     }
-    days.push({ date, available: reason === null, reason });
+    days.push(reason === 'holiday' ? { date, available: false, reason, holidayName: holidayNames.get(date)! } : { date, available: reason === null, reason });
   }
   return { timezoneName: zone, availableTimes: slots, availableDays: days };
 }

@@ -110,7 +110,7 @@ const ListFilters = {
 const ListQuerySchema = Type.Object({ ...ListFilters, ...PageQueryFields(100) });
 const CursorQuerySchema = Type.Object({
   ...ListFilters,
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, at most 100' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, at most 100', 'x-codes': { maximum: 'LIMIT-100' } })),
   cursor: Type.Optional(Type.String({ maxLength: 4000, description: 'From nextCursor; a continuation sends nothing else' })),
 });
 const CURSOR_FIRST_KEYS = new Set(Object.keys(CursorQuerySchema.properties).filter((k) => k !== 'cursor'));

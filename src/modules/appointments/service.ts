@@ -101,6 +101,9 @@ export const MAX_LIST_OFFSET = 10_000;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 export const INVALID_CURSOR = 'Invalid or expired appointment cursor';
 export const SLOT_UNAVAILABLE = 'That time is no longer available; choose a time from the availability endpoint';
+/** A time that no booking took: it was never offered. Distinct from SLOT_UNAVAILABLE (BOOKING-105). */
+export const NEVER_OPEN = 'That time is not open for booking';
+const NEVER_OPEN_HINT = ': the location, service or resource is closed then (or it is blocked, or not a slot start); choose a time from the availability endpoint';
 
 export interface AppointmentDeps {
   db: Db;
@@ -302,7 +305,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
     if (limit) throw problemError(limit);
     // For a reservation (RS), active limits do not count: the engine sees no active usage.
     const customer = inputs.customer && !options.countsAsActive ? { ...inputs.customer, activeCount: 0, activeByResource: {} } : inputs.customer;
-    const result = computeAvailability({
+    const engineInput: Parameters<typeof computeAvailability>[0] = {
       now: options.now,
       timezoneName: prepared.zone,
       locationWeekly: prepared.location.weeklyAvailability as WeeklySchedule | null,
@@ -324,11 +327,19 @@ export function createAppointmentService(deps: AppointmentDeps) {
       ...(customer ? { customer } : {}),
       allowPaddingOverflow: options.allowPaddingOverflow,
       ignoreExternalEvents: options.ignoreExternalEvents,
-    });
+    };
     const startIso = new Date(startMs).toISOString();
-    const found = result.availableTimes.find((s) => s.startTime === startIso && s.endTime === new Date(slot.endMs).toISOString());
-    if (!found) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
-    return found.resourceIds;
+    const endIso = new Date(slot.endMs).toISOString();
+    const offered = (input: typeof engineInput) => computeAvailability(input).availableTimes.find((s) => s.startTime === startIso && s.endTime === endIso);
+    const found = offered(engineInput);
+    if (found) return found.resourceIds;
+    // Taken (BOOKING-105) only if the time would be free without the other bookings; otherwise it
+    // was never open: a closed day, outside the hours, a holiday, a block, or off the slot grid.
+    const { customer: _customer, ...withoutCustomer } = engineInput;
+    if (offered({ ...withoutCustomer, appointments: [], dailyUsage: {} })) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
+    const holiday = inputs.holidays.find((h) => h.date === date);
+    const msg = holiday ? `${NEVER_OPEN}: ${date} is a holiday at this location (${holiday.name})` : `${NEVER_OPEN}${NEVER_OPEN_HINT}`;
+    throw new ApiError(400, msg, [fieldError('body', 'Unavailability.startTime', msg)]);
   }
 
   /** The customer of a new booking: CustomerId, else found or created from name and email. */

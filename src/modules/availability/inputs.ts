@@ -164,7 +164,8 @@ export async function loadEngineInputs(
     bookingLimit: r.bookingLimit,
     ...(allocations ? { allocations: allocationWindows(allocations, r.id, zone, loadFromDate, loadToDate) } : {}),
   }));
-  return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources };
+  const holidayDays = holidays.map((h) => ({ date: h.date, name: h.name }));
+  return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources, holidays: holidayDays };
 }
 
 type AllocationRows = Awaited<ReturnType<AvailabilityRepository['allocations']>>;

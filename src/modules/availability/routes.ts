@@ -43,7 +43,12 @@ export const AvailabilityResponse = Type.Object(
       }),
     ),
     availableDays: Type.Array(
-      Type.Object({ date: Type.String({ format: 'date' }), available: Type.Boolean(), reason: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        available: Type.Boolean(),
+        reason: Type.Union([Type.String(), Type.Null()], { description: 'Why the day has no slot, for example `holiday` or `no free time`; null when it has one' }),
+        holidayName: Type.Optional(Type.String({ description: 'With reason `holiday`: the name of the location\'s holiday, for example Christmas Day' })),
+      }),
     ),
   },
   { $id: 'Availability' },

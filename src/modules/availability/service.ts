@@ -152,6 +152,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       dailyUsage: inputs.dailyUsage,
       weeklyMinutes: inputs.weeklyMinutes,
       ...(inputs.customer ? { customer: inputs.customer } : {}),
+      holidays: inputs.holidays,
       random: seededRandom(JSON.stringify(searchKey)),
     });
     const json = JSON.stringify(result);

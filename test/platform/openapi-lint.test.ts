@@ -14,8 +14,11 @@ import { OPERATION_IDS } from '../../src/platform/http/openapi.js';
 const REDOCLY = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
 const BASE_URL = 'https://api.slotwise.test';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked field by field
+type Loose = Record<string, any>;
+
 let context: TestContext;
-let document: Record<string, any>;
+let document: Loose;
 before(async () => {
   context = await createTestContext({ PUBLIC_BASE_URL: BASE_URL });
   const response = await context.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'attacker.test' } });
@@ -24,8 +27,8 @@ before(async () => {
 });
 after(() => context.close());
 
-function operations(): Array<{ key: string; method: string; path: string; operation: Record<string, any> }> {
-  return Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
+function operations(): Array<{ key: string; method: string; path: string; operation: Loose }> {
+  return Object.entries<Loose>(document.paths).flatMap(([path, item]) =>
     Object.entries(item).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, method, path, operation })),
   );
 }

@@ -2,6 +2,7 @@
 // an example, and a JSON text sent as a form told so instead of misleading field errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
 import { createTenant, createTestContext, json } from '../helpers/app.js';
 import type { Tenant, TestContext } from '../helpers/app.js';
 import { JSON_AS_FORM_MESSAGE } from '../../src/platform/http/form-body.js';
@@ -17,7 +18,7 @@ before(async () => {
 });
 after(() => context.close());
 
-function messages(response: { statusCode: number; body: string }): string[] {
+function messages(response: LightMyRequestResponse): string[] {
   assert.equal(response.statusCode, 400, response.body);
   const body = json(response);
   return body.errors.map((e: { msg: string }) => e.msg);

@@ -42,11 +42,12 @@ test('the README walkthrough works verbatim', async () => {
     assert.equal(booking.timezoneName, 'America/New_York');
     assert.equal(typeof booking.customerId, 'string');
     assert.equal((booking.resourceIds as string[]).length, 1);
-    // The server says where the docs are when it starts.
-    assert.ok(server.output().includes(`Slotwise API ready: the API reference is at ${server.base}/docs`), server.output());
   } finally {
     server.child.kill('SIGTERM');
     await server.exit;
     rmSync(dataDir, { recursive: true, force: true });
   }
+  // The server says where the docs are when it starts (read once it has exited: spawnSync above
+  // held this process's event loop, so its output is only all here now).
+  assert.ok(server.output().includes(`Slotwise API ready: the API reference is at ${server.base}/docs`), server.output());
 });

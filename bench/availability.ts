@@ -3,8 +3,8 @@
  *
  * Seeds one company with 50 resources, 20,000 appointments and 200 recurring blocks, then prints
  * p50 and p99 latency of (a) the engine alone and (b) GET /v3/availability over HTTP, for 1-day,
- * 7-day and 31-day searches, on the embedded database and on PostgreSQL (BENCH_POSTGRES_URL,
- * default the local server; skipped when it cannot be reached). HTTP figures are given with the
+ * 7-day and 31-day searches, on the embedded database and on PostgreSQL (BENCH_DATABASE_URL,
+ * else DATABASE_URL, default the local server; skipped when it cannot be reached). HTTP figures are given with the
  * cache off (every search computed) and on (repeated searches).
  */
 import { randomUUID } from 'node:crypto';
@@ -214,13 +214,13 @@ async function main() {
   await httpBench('embedded', embedded, data);
   await embedded.close();
 
-  const serverUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const serverUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `slotwise_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   try {
     await admin.connect();
   } catch (error) {
-    console.log(`\nPostgreSQL: skipped (${(error as Error).message}); set BENCH_POSTGRES_URL`);
+    console.log(`\nPostgreSQL: skipped (${(error as Error).message}); set BENCH_DATABASE_URL`);
     return;
   }
   await admin.query(`create database ${name}`);

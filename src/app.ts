@@ -12,6 +12,7 @@ import { registerErrorHandling } from './platform/errors.js';
 import { jsonNestingExceeds, registerValidation } from './platform/validation.js';
 import { VALIDATION_ERROR, fieldError, validationError } from './platform/errors.js';
 import { RedisUnavailableError, createRedisGuard } from './platform/redis.js';
+import { parseFormBody } from './platform/http/form-body.js';
 import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
@@ -168,7 +169,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     }
     return defaultJsonParser(request, text, done);
   });
-  await app.register(formbody);
+  // Forms for OAuth token requests; a JSON text sent as a form is refused with a message that says so.
+  await app.register(formbody, { parser: parseFormBody });
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);

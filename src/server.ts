@@ -77,7 +77,8 @@ async function main() {
   const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
   logConnectionError = (error) => app.log.error({ err: error }, 'database connection lost; the pool replaces it');
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
+  const base = config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
+  app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined, docs: `${base}/docs` }, `Slotwise API ready: the API reference is at ${base}/docs`);
 
   // Webhooks, email, SMS and reminders go out from the outbox, on every instance (claims keep
   // instances from sending the same thing twice).

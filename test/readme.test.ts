@@ -32,12 +32,22 @@ test('the README walkthrough works verbatim', async () => {
     });
     assert.equal(run.status, 0, run.stderr);
     const lines = run.stdout.trim().split('\n');
-    const company = JSON.parse(lines.at(-1)!);
-    assert.equal(company.name, 'Acme Dental', 'step 6 reads the company with the machine token');
+    const printed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const company = printed.find((body) => body.name === 'Acme Dental' && 'allowedDomains' in body && !('apiKey' in body));
+    assert.ok(company, 'step 6 reads the company with the machine token');
     assert.deepEqual(company.allowedDomains, ['booking.acme.example']);
+    // Step 12: the first booking, of the first free time a week ahead.
+    const booking = printed.at(-1)!;
+    assert.equal(booking.status, 'BK', run.stdout);
+    assert.equal(booking.timezoneName, 'America/New_York');
+    assert.equal(typeof booking.customerId, 'string');
+    assert.equal((booking.resourceIds as string[]).length, 1);
   } finally {
     server.child.kill('SIGTERM');
     await server.exit;
     rmSync(dataDir, { recursive: true, force: true });
   }
+  // The server says where the docs are when it starts (read once it has exited: spawnSync above
+  // held this process's event loop, so its output is only all here now).
+  assert.ok(server.output().includes(`Slotwise API ready: the API reference is at ${server.base}/docs`), server.output());
 });

@@ -98,9 +98,15 @@ export interface AvailabilityInput {
   locationWeekly: WeeklySchedule | null;
   service: EngineService;
   resources: EngineResource[];
-  /** Local dates (YYYY-MM-DD, in the location's zone), inclusive. */
+  /** Local dates (YYYY-MM-DD, in `reportZone`), inclusive. */
   startDate: string;
   endDate: string;
+  /**
+   * The IANA zone startDate and endDate are read in and availableDays are reported in (the
+   * `timezone` query parameter); default: the location's. Schedules, daily limits and weeks stay
+   * the location's.
+   */
+  reportZone?: string;
   duration: number;
   roundRobin: RoundRobin;
   busy: BusyInterval[];
@@ -115,6 +121,8 @@ export interface AvailabilityInput {
   allowPaddingOverflow?: boolean;
   /** Busy time from external calendars does not count (chosen at hold or reserve). */
   ignoreExternalEvents?: boolean;
+  /** The location's holidays by local date, so a closed day says which holiday closed it. */
+  holidays?: Array<{ date: string; name: string }>;
 }
 
 export interface Slot {
@@ -128,6 +136,8 @@ export interface DayAvailability {
   date: string;
   available: boolean;
   reason: string | null;
+  /** With reason `holiday`: the holiday's name. */
+  holidayName?: string;
 }
 
 export interface AvailabilityResult {
@@ -182,6 +192,12 @@ export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: stri
 
 const shiftDate = addDays;
 
+/**
+ * Schedules are read this many days either side of the requested dates: a resource in another zone,
+ * or a report zone other than the location's, may put a local date up to 26 hours away.
+ */
+const SCHEDULE_MARGIN_DAYS = 2;
+
 function bookAheadLimit(service: EngineService, now: number): number {
   if (service.bookAheadUnit === 'none' || !service.bookAheadValue) return Infinity;
   return DateTime.fromMillis(now, { zone: 'UTC' }).plus({ [service.bookAheadUnit]: service.bookAheadValue }).toMillis();
@@ -193,8 +209,8 @@ function bookAheadLimit(service: EngineService, now: number): number {
  * a different local date; results are clipped to the range.
  */
 function sharedWindows(input: AvailabilityInput): Interval[] | null {
-  const from = shiftDate(input.startDate, -1);
-  const to = shiftDate(input.endDate, 1);
+  const from = shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS);
+  const to = shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS);
   const layers: Interval[][] = [];
   if (input.locationWeekly) layers.push(weeklyWindows(input.locationWeekly, input.timezoneName, from, to));
   if (input.service.weeklyAvailability) layers.push(weeklyWindows(input.service.weeklyAvailability, input.timezoneName, from, to));
@@ -211,7 +227,7 @@ function openWindows(input: AvailabilityInput, shared: Interval[] | null, resour
   }
   let windows = shared;
   if (resource.weeklyAvailability) {
-    const own = weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, shiftDate(input.startDate, -1), shiftDate(input.endDate, 1));
+    const own = weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS), shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS));
     windows = windows ? intersect(windows, own) : own;
   }
   if (!windows) return [];
@@ -296,8 +312,9 @@ function isoWeek(ms: number, zone: string): string {
 
 export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
   const { service, timezoneName: zone } = input;
-  const rangeStart = localToMillis(input.startDate, '00:00', zone);
-  const rangeEnd = localToMillis(shiftDate(input.endDate, 1), '00:00', zone);
+  const reportZone = input.reportZone ?? zone;
+  const rangeStart = localToMillis(input.startDate, '00:00', reportZone);
+  const rangeEnd = localToMillis(shiftDate(input.endDate, 1), '00:00', reportZone);
   const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
   const latest = bookAheadLimit(service, input.now);
   const random = input.random ?? Math.random;
@@ -344,14 +361,17 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   }
 
   const slots: Slot[] = [];
-  // Local day of an instant by binary search over the range's day boundaries (no zone math per slot).
-  const dayOf = localDayFinder(shiftDate(input.startDate, -1), shiftDate(input.endDate, 1), zone);
+  // Local day of an instant by binary search over the range's day boundaries (no zone math per slot):
+  // in the report zone for availableDays, in the location's zone for the daily limits.
+  const dayOf = localDayFinder(shiftDate(input.startDate, -1), shiftDate(input.endDate, 1), reportZone);
+  const locationDayOf =
+    reportZone === zone ? dayOf : localDayFinder(shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS), shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS), zone);
   const dailyReason = new Map<string, string>();
   for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
     const { end, ids, remaining: units } = byStart.get(start)!;
     if (customerReason) break;
     const date = dayOf(start);
-    const usage = input.dailyUsage[date] ?? { count: 0, minutes: 0 };
+    const usage = input.dailyUsage[locationDayOf(start)] ?? { count: 0, minutes: 0 };
     if (service.dailyBookingLimitCount > 0 && usage.count >= service.dailyBookingLimitCount) {
       dailyReason.set(date, 'daily booking limit reached');
       continue;
@@ -396,18 +416,20 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   }
 
   const days: DayAvailability[] = [];
+  const holidayNames = new Map((input.holidays ?? []).map((h) => [h.date, h.name]));
   const slotDays = new Set(slots.map((slot) => dayOf(Date.parse(slot.startTime))));
   for (let date = input.startDate; date <= input.endDate; date = shiftDate(date, 1)) {
-    const dayEnd = localToMillis(shiftDate(date, 1), '00:00', zone);
-    const dayStart = localToMillis(date, '00:00', zone);
+    const dayEnd = localToMillis(shiftDate(date, 1), '00:00', reportZone);
+    const dayStart = localToMillis(date, '00:00', reportZone);
     let reason: string | null = null;
     if (!slotDays.has(date)) {
       if (customerReason) reason = customerReason;
       else if (dayEnd <= earliest) reason = 'in the past or inside the minimum lead time';
       else if (dayStart > latest) reason = 'beyond the book-ahead period';
+      else if (holidayNames.has(date)) reason = 'holiday';
       else reason = dailyReason.get(date) ?? 'no free time';
     }
-    days.push({ date, available: reason === null, reason });
+    days.push(reason === 'holiday' ? { date, available: false, reason, holidayName: holidayNames.get(date)! } : { date, available: reason === null, reason });
   }
   return { timezoneName: zone, availableTimes: slots, availableDays: days };
 }

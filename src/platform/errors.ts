@@ -99,6 +99,30 @@ function ajvPath(error: AjvError): string {
   return segments.join('.');
 }
 
+/** What a format asks for, in words a developer can act on. */
+const FORMAT_HINTS: Record<string, string> = {
+  'date-time': 'must be an ISO 8601 date-time with an offset, for example 2026-11-27T10:00:00-05:00',
+  date: 'must be a date as YYYY-MM-DD, for example 2026-11-27',
+  'iana-timezone': 'must be an IANA time zone name, for example America/New_York',
+  uuid: 'must be a UUID, for example 365ad694-db66-479f-8df0-4a6155a342ee',
+  email: 'must be a valid email',
+};
+
+/** "A, B or C". */
+const alternatives = (values: string[]) => (values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values[0] ?? '');
+
+/**
+ * A `pattern` failure explained, never the regular expression itself: times, lists of names (as
+ * `status=BK,RS` or `include=`), country codes; any other pattern points at the field's description.
+ */
+function patternMessage(subject: string, pattern: string, description: string | undefined): string {
+  if (pattern.includes('[0-5][0-9]')) return `${subject} must use HH:MM, for example 09:00${pattern.includes('24:00') ? ' (24:00 ends the day)' : ''}`;
+  const list = /^\^\(([\w|]+)\)\(,\(\1\)\)\*\$$/.exec(pattern);
+  if (list) return `${subject} must be ${alternatives(list[1]!.split('|'))} (several separated by commas)`;
+  if (pattern === '^[A-Za-z]{2}$') return `${subject} must be a two-letter ISO 3166-1 country code, for example GB`;
+  return description ? `${subject} is not in the expected form: ${description}` : `${subject} is not in the expected form`;
+}
+
 function ajvMessage(error: AjvError, path: string, location: ErrorLocation): string {
   const subject = path || (location === 'body' ? 'request body' : location);
   switch (error.keyword) {
@@ -106,8 +130,21 @@ function ajvMessage(error: AjvError, path: string, location: ErrorLocation): str
       return `${subject} is required`;
     case 'additionalProperties':
       return `${subject} is not a recognised field`;
-    case 'format':
-      return `${subject} must be a valid ${String(error.params.format)}`;
+    case 'format': {
+      const format = String(error.params.format);
+      return `${subject} ${FORMAT_HINTS[format] ?? `must be a valid ${format}`}`;
+    }
+    case 'formatMinimum':
+    case 'formatExclusiveMinimum':
+      return `${subject} must be on or after ${String(error.params.limit)}`;
+    case 'formatMaximum':
+    case 'formatExclusiveMaximum':
+      return `${subject} must be on or before ${String(error.params.limit)}`;
+    case 'pattern': {
+      // A query list (`status=BK,XX`) is one parameter to the caller, whatever its item index.
+      const named = location === 'query' ? subject.replace(/\.\d+$/, '') : subject;
+      return patternMessage(named, String(error.params.pattern), (error.parentSchema as { description?: string } | undefined)?.description);
+    }
     case 'enum':
       return `${subject} must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
     default:

@@ -60,8 +60,8 @@ const { allowPaddingOverflow: _padding, ignoreExternalEvents: _external, ...Publ
 
 const CustomerFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Customer name, when CustomerId is not given' })),
-  email: Type.Optional(EmailField({ required: 'BOOKING-109' })),
-  phone: Type.Optional(Nullable(Phone('BOOKING-134'))),
+  email: Type.Optional(EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' })),
+  phone: Type.Optional(Nullable(Phone('CONTACT-101'))),
 };
 
 const CreateBody = Type.Object(
@@ -74,12 +74,17 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The creation body; a CustomerId, when sent, must be the appointment's own customer. */
 const RescheduleBody = Type.Object(
-  { ...SlotFields, Unavailability: Type.Optional(SlotFields.Unavailability) },
+  { ...CreateBody.properties, Unavailability: Type.Optional(SlotFields.Unavailability) },
   { additionalProperties: false },
 );
 
-const CreateQuery = Type.Object({ LocationId: Uuid(), ServiceId: Uuid() });
+const PublicCreateQuery = Type.Object({ LocationId: Uuid(), ServiceId: Uuid() });
+const CreateQuery = Type.Object({
+  ...PublicCreateQuery.properties,
+  CustomerId: Type.Optional(Uuid({ description: 'The customer, as in the body (either place; both and different is a 400)' })),
+});
 
 const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retried POST with the same key returns the first answer instead of booking twice (kept 24 hours)' })),
@@ -105,7 +110,7 @@ const ListFilters = {
 const ListQuerySchema = Type.Object({ ...ListFilters, ...PageQueryFields(100) });
 const CursorQuerySchema = Type.Object({
   ...ListFilters,
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, at most 100' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, at most 100', 'x-codes': { maximum: 'LIMIT-100' } })),
   cursor: Type.Optional(Type.String({ maxLength: 4000, description: 'From nextCursor; a continuation sends nothing else' })),
 });
 const CURSOR_FIRST_KEYS = new Set(Object.keys(CursorQuerySchema.properties).filter((k) => k !== 'cursor'));
@@ -314,7 +319,7 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
         tags: ['Public booking'],
         summary: 'Hold a slot from a public booking page (status IN); only services shown online',
         security: Security.public,
-        querystring: CreateQuery,
+        querystring: PublicCreateQuery,
         headers: IdempotencyHeaders,
         // A booking page cannot choose to overrun padding or external calendar events: the service decides.
         body: Type.Object(PublicSlotFields, { additionalProperties: false }),
@@ -338,7 +343,7 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
         security: Security.public,
         params: IdParams,
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 255 }), email: EmailField({ required: 'BOOKING-109' }), phone: Type.Optional(Nullable(Phone('BOOKING-134'))) },
+          { name: Type.String({ minLength: 1, maxLength: 255 }), email: EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' }), phone: Type.Optional(Nullable(Phone('CONTACT-101'))) },
           { additionalProperties: false },
         ),
         response: { 200: ref, ...errorResponses(400, 401, 403, 404) },

@@ -18,7 +18,7 @@ import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
 import { createAvailabilityRepository } from '../availability/repository.js';
 import type { AvailabilityRepository } from '../availability/repository.js';
-import { customerUsage, loadEngineInputs, loadTarget } from '../availability/inputs.js';
+import { customerUsage, loadEngineInputs, loadTarget, serviceNotOfferedError, unlinkedResourceError } from '../availability/inputs.js';
 import type { PreparedSearch } from '../availability/inputs.js';
 import type { TouchedEntities } from '../availability/cache.js';
 import { appointmentRepository as repo } from './repository.js';
@@ -104,6 +104,9 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 export const INVALID_CURSOR = 'Invalid or expired appointment cursor';
 export const SLOT_UNAVAILABLE = 'That time is no longer available; choose a time from the availability endpoint';
 export const LOCK_BUSY = 'Other requests are booking the same resources right now and this one could not get its turn in time; retry in a moment (with the same Idempotency-Key, it can never book twice)';
+/** A time that no booking took: it was never offered. Distinct from SLOT_UNAVAILABLE (BOOKING-105). */
+export const NEVER_OPEN = 'That time is not open for booking';
+const NEVER_OPEN_HINT = ': the location, service or resource is closed then (or it is blocked, or not a slot start); choose a time from the availability endpoint';
 
 export interface AppointmentDeps {
   db: Db;
@@ -111,6 +114,22 @@ export interface AppointmentDeps {
   /** Clears the cached availability answers that depend on these records (after commit). */
   touch: (companyId: string, entities: TouchedEntities) => Promise<void>;
   now?: () => number;
+}
+
+/** The query of create and hold: the location and service, and the customer when not in the body. */
+export interface NewSlotQuery {
+  LocationId: string;
+  ServiceId: string;
+  CustomerId?: string | undefined;
+}
+
+/** CustomerId may come in the body or the query; both, and different, is a 400. */
+function withQueryCustomer(query: NewSlotQuery, body: SlotRequest): SlotRequest {
+  if (query.CustomerId === undefined) return body;
+  if (body.CustomerId !== undefined && body.CustomerId !== query.CustomerId) {
+    throw validationError('query', 'CustomerId', 'CustomerId in the query and CustomerId in the body differ; send it once');
+  }
+  return { ...body, CustomerId: query.CustomerId };
 }
 
 /** A 400 for a booking rule, with its legacy code, naming the field when there is one. */
@@ -196,7 +215,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
     principal: Principal,
     target: { locationId: string; serviceId: string; idsFrom: 'query' | 'stored' },
     body: SlotRequest,
-    options: { checkLeadTime: boolean; now: number; defaultResourceIds?: string[] },
+    options: { checkLeadTime: boolean; now: number; defaultResourceIds?: string[]; customerIdLocation?: ErrorLocation },
   ) {
     const resourceIds = body.ResourceIds ?? options.defaultResourceIds;
     const { location, service, offered, bookable } = await loadTarget(db, availabilityRepository, companyId, {
@@ -205,6 +224,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       ResourceIds: body.ResourceIds ?? [],
       CustomerId: body.CustomerId,
       location: 'body',
+      ...(options.customerIdLocation ? { customerIdLocation: options.customerIdLocation } : {}),
       ...(target.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
     });
     const scope = locationScope(principal);
@@ -214,7 +234,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
     if (target.idsFrom === 'query' && !offered) {
-      throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
+      throw serviceNotOfferedError(service.id, location.id);
     }
 
     if (!body.Unavailability) {
@@ -236,9 +256,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
     let mode: 'all' | 'pool';
     if (resourceIds && resourceIds.length > 0) {
       const linked = new Set(bookable.map((r) => r.id));
-      resourceIds.forEach((id, index) => {
-        if (!linked.has(id)) throw validationError('body', `ResourceIds.${index}`, `Resource ${id} is not linked to location ${location.id} and service ${service.id}`);
-      });
+      const index = resourceIds.findIndex((id) => !linked.has(id));
+      if (index >= 0) {
+        throw await unlinkedResourceError(db, companyId, { locationId: location.id, serviceId: service.id, resourceId: resourceIds[index]! }, 'body', `ResourceIds.${index}`);
+      }
       candidates = bookable.filter((r) => resourceIds.includes(r.id));
       mode = roundRobin === 'RANDOM' || roundRobin === 'BALANCED' ? 'pool' : 'all';
     } else if (roundRobin === 'RANDOM' || roundRobin === 'BALANCED') {
@@ -286,7 +307,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
     if (limit) throw problemError(limit);
     // For a reservation (RS), active limits do not count: the engine sees no active usage.
     const customer = inputs.customer && !options.countsAsActive ? { ...inputs.customer, activeCount: 0, activeByResource: {} } : inputs.customer;
-    const result = computeAvailability({
+    const engineInput: Parameters<typeof computeAvailability>[0] = {
       now: options.now,
       timezoneName: prepared.zone,
       locationWeekly: prepared.location.weeklyAvailability as WeeklySchedule | null,
@@ -308,11 +329,19 @@ export function createAppointmentService(deps: AppointmentDeps) {
       ...(customer ? { customer } : {}),
       allowPaddingOverflow: options.allowPaddingOverflow,
       ignoreExternalEvents: options.ignoreExternalEvents,
-    });
+    };
     const startIso = new Date(startMs).toISOString();
-    const found = result.availableTimes.find((s) => s.startTime === startIso && s.endTime === new Date(slot.endMs).toISOString());
-    if (!found) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
-    return found.resourceIds;
+    const endIso = new Date(slot.endMs).toISOString();
+    const offered = (input: typeof engineInput) => computeAvailability(input).availableTimes.find((s) => s.startTime === startIso && s.endTime === endIso);
+    const found = offered(engineInput);
+    if (found) return found.resourceIds;
+    // Taken (BOOKING-105) only if the time would be free without the other bookings; otherwise it
+    // was never open: a closed day, outside the hours, a holiday, a block, or off the slot grid.
+    const { customer: _customer, ...withoutCustomer } = engineInput;
+    if (offered({ ...withoutCustomer, appointments: [], dailyUsage: {} })) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
+    const holiday = inputs.holidays.find((h) => h.date === date);
+    const msg = holiday ? `${NEVER_OPEN}: ${date} is a holiday at this location (${holiday.name})` : `${NEVER_OPEN}${NEVER_OPEN_HINT}`;
+    throw new ApiError(400, msg, [fieldError('body', 'Unavailability.startTime', msg)]);
   }
 
   /** The customer of a new booking: CustomerId, else found or created from name and email. */
@@ -367,11 +396,12 @@ export function createAppointmentService(deps: AppointmentDeps) {
     kind: 'create' | 'hold',
     companyId: string,
     principal: Principal,
-    query: { LocationId: string; ServiceId: string },
-    body: SlotRequest,
+    query: NewSlotQuery,
+    requestBody: SlotRequest,
     idempotencyKey: string | undefined,
   ) {
     const now = clock();
+    const body = withQueryCustomer(query, requestBody);
     // The route family is part of the request: a public caller can never replay a dashboard answer.
     const requestHash = createHash('sha256').update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', query, body })).digest('hex');
     // A retry of a request that already succeeded is answered before anything is checked again:
@@ -380,7 +410,11 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const replay = await storedAnswer(db, companyId, idempotencyKey, requestHash);
       if (replay) return { appointment: replay, replayed: true };
     }
-    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, { checkLeadTime: true, now });
+    const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, {
+      checkLeadTime: true,
+      now,
+      customerIdLocation: requestBody.CustomerId === undefined && query.CustomerId !== undefined ? 'query' : 'body',
+    });
     const { prepared } = slot;
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
@@ -588,10 +622,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
   }
 
   return {
-    create: (companyId: string, principal: Principal, query: { LocationId: string; ServiceId: string }, body: SlotRequest, idempotencyKey?: string) =>
+    create: (companyId: string, principal: Principal, query: NewSlotQuery, body: SlotRequest, idempotencyKey?: string) =>
       takeNewSlot('create', companyId, principal, query, body, idempotencyKey),
 
-    hold: (companyId: string, principal: Principal, query: { LocationId: string; ServiceId: string }, body: SlotRequest, idempotencyKey?: string) =>
+    hold: (companyId: string, principal: Principal, query: NewSlotQuery, body: SlotRequest, idempotencyKey?: string) =>
       takeNewSlot('hold', companyId, principal, query, body, idempotencyKey),
 
     async get(companyId: string, principal: Principal, id: string): Promise<Appointment> {
@@ -645,6 +679,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
       const now = clock();
       const before = await readVisible(db, principal, companyId, id);
       refuse('reschedule', before, now);
+      // The creation body is accepted; a CustomerId, when sent, must be the appointment's own.
+      if (body.CustomerId !== undefined && body.CustomerId !== before.customerId) {
+        throw validationError('body', 'CustomerId', 'CustomerId must be the appointment\'s own customer: a rescheduled appointment keeps its customer (change it with PUT /v3/appointment/:id)');
+      }
       const slot = await prepareSlot(companyId, principal, { locationId: before.locationId, serviceId: before.serviceId, idsFrom: 'stored' }, body, {
         checkLeadTime: true,
         now,
@@ -680,6 +718,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
               ignoreExternalEvents,
               notes: body.notes !== undefined ? body.notes : row.notes,
               rescheduledFromId: row.id,
+              legacyId: body.legacyId ?? null,
               createdVia: row.createdVia,
               ...Object.fromEntries(CUSTOM_FIELD_NAMES.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])),
             },

@@ -6,7 +6,7 @@ import { expandRecurrence } from '../../domain/recurrence.js';
 import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository } from './repository.js';
 import type { Db } from '../../platform/database/index.js';
-import { badRequest } from '../../platform/errors.js';
+import { badRequest, validationError } from '../../platform/errors.js';
 import type { ErrorLocation } from '../../platform/errors.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { IdReference } from '../catalog/ownership.js';
@@ -43,13 +43,15 @@ export async function loadTarget(
     CustomerId?: string | null | undefined;
     /** Where the caller sent ResourceIds and CustomerId. */
     location: ErrorLocation;
+    /** Where the caller sent CustomerId, when not where ResourceIds came (create and hold accept it in the query too). */
+    customerIdLocation?: ErrorLocation;
     /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
     missing?: () => Error;
   },
 ) {
   const others: IdReference[] = [
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
-    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.location, path: 'CustomerId', single: true }] : []),
+    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
   ];
   const [location, service, offered, bookable, othersRefused] = await Promise.all([
     repository.location(companyId, target.LocationId),
@@ -162,7 +164,8 @@ export async function loadEngineInputs(
     bookingLimit: r.bookingLimit,
     ...(allocations ? { allocations: allocationWindows(allocations, r.id, zone, loadFromDate, loadToDate) } : {}),
   }));
-  return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources };
+  const holidayDays = holidays.map((h) => ({ date: h.date, name: h.name }));
+  return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources, holidays: holidayDays };
 }
 
 type AllocationRows = Awaited<ReturnType<AvailabilityRepository['allocations']>>;
@@ -229,4 +232,26 @@ export function customerUsage(rows: Array<{ id: string; status: string; expiresA
     }
   }
   return usage;
+}
+
+/**
+ * A named resource that cannot serve this search: AVAILABILITY-103 when it does not work at the
+ * location, AVAILABILITY-104 when it works there but does not provide the service.
+ */
+export async function unlinkedResourceError(db: Db, companyId: string, ids: { locationId: string; serviceId: string; resourceId: string }, location: ErrorLocation, path: string) {
+  const atLocation = await db
+    .selectFrom('resourceLocations')
+    .select('resourceId')
+    .where('companyId', '=', companyId)
+    .where('resourceId', '=', ids.resourceId)
+    .where('locationId', '=', ids.locationId)
+    .executeTakeFirst();
+  return atLocation
+    ? validationError(location, path, `Resource ${ids.resourceId} does not provide service ${ids.serviceId}`, 'AVAILABILITY-104')
+    : validationError(location, path, `Resource ${ids.resourceId} does not work at location ${ids.locationId}`, 'AVAILABILITY-103');
+}
+
+/** SERVICE-122: the service is not offered at the location. */
+export function serviceNotOfferedError(serviceId: string, locationId: string) {
+  return validationError('query', 'ServiceId', `Service ${serviceId} is not offered at location ${locationId}`, 'SERVICE-122');
 }

@@ -21,6 +21,14 @@ export const AvailabilityQuery = Type.Object({
   ResourceIds: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { description: 'Comma-separated, or repeated' })),
   CustomerId: Type.Optional(Uuid({ description: 'Applies the per-customer limits' })),
   roundRobin: Type.Optional(StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED'], { description: 'Default: the service\'s' })),
+  timezone: Type.Optional(
+    Type.String({
+      format: 'iana-timezone',
+      maxLength: 64,
+      'x-codes': { format: 'AVAILABILITY-108', maxLength: 'AVAILABILITY-108' },
+      description: 'IANA zone in which startDate and endDate are read and availableDays are reported (default: the location\'s); slots stay UTC instants',
+    }),
+  ),
 });
 
 export const AvailabilityResponse = Type.Object(
@@ -35,7 +43,12 @@ export const AvailabilityResponse = Type.Object(
       }),
     ),
     availableDays: Type.Array(
-      Type.Object({ date: Type.String({ format: 'date' }), available: Type.Boolean(), reason: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        available: Type.Boolean(),
+        reason: Type.Union([Type.String(), Type.Null()], { description: 'Why the day has no slot, for example `holiday` or `no free time`; null when it has one' }),
+        holidayName: Type.Optional(Type.String({ description: 'With reason `holiday`: the name of the location\'s holiday, for example Christmas Day' })),
+      }),
     ),
   },
   { $id: 'Availability' },

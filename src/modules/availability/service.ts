@@ -10,7 +10,7 @@ import { allowedDurations } from '../../domain/service-rules.js';
 import { locationScope } from '../catalog/scope.js';
 import type { AvailabilityCache } from './cache.js';
 import type { AvailabilityRepository } from './repository.js';
-import { loadEngineInputs, loadTarget } from './inputs.js';
+import { loadEngineInputs, loadTarget, serviceNotOfferedError, unlinkedResourceError } from './inputs.js';
 import type { PreparedSearch } from './inputs.js';
 
 export const MAX_SEARCH_DAYS = 31;
@@ -24,6 +24,8 @@ export interface AvailabilitySearch {
   ResourceIds?: string[] | undefined;
   CustomerId?: string | undefined;
   roundRobin?: RoundRobin | undefined;
+  /** IANA zone in which startDate and endDate are read and availableDays reported (default: the location's). */
+  timezone?: string | undefined;
 }
 
 /** A small seeded generator, so a RANDOM pick is the same with and without the cache. */
@@ -64,16 +66,18 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       const msg = `${search.ServiceId} is not a service of this company`;
       throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
     }
-    if (!offered) throw validationError('query', 'ServiceId', `Service ${service.id} is not offered at location ${location.id}`);
+    if (!offered) throw serviceNotOfferedError(service.id, location.id);
 
     const zone = location.timezoneName;
+    const reportZone = search.timezone ?? zone;
     const endDate = search.endDate ?? search.startDate;
     if (endDate < search.startDate) throw validationError('query', 'endDate', 'endDate must be on or after startDate', 'AVAILABILITY-100');
     const days = DateTime.fromISO(endDate).diff(DateTime.fromISO(search.startDate), 'days').days + 1;
     if (days > MAX_SEARCH_DAYS) throw validationError('query', 'endDate', `A search covers at most ${MAX_SEARCH_DAYS} days`);
-    const today = DateTime.fromMillis(nowMs, { zone }).toISODate()!;
+    const today = DateTime.fromMillis(nowMs, { zone: reportZone }).toISODate()!;
     if (search.startDate < today) {
-      throw validationError('query', 'startDate', `startDate must be on or after the location's local date (${today})`, 'AVAILABILITY-102');
+      const whose = search.timezone ? `today in ${reportZone}` : 'the location\'s local date';
+      throw validationError('query', 'startDate', `startDate must be on or after ${whose} (${today})`, 'AVAILABILITY-102');
     }
 
     const durations = allowedDurations(service);
@@ -85,11 +89,11 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     let resources = bookable;
     if (search.ResourceIds?.length) {
       const linked = new Set(bookable.map((r) => r.id));
-      search.ResourceIds.forEach((id, index) => {
-        if (!linked.has(id)) {
-          throw validationError('query', `ResourceIds.${index}`, `Resource ${id} is not linked to location ${location.id} and service ${service.id}`);
-        }
-      });
+      const index = search.ResourceIds.findIndex((id) => !linked.has(id));
+      if (index >= 0) {
+        const ids = { locationId: location.id, serviceId: service.id, resourceId: search.ResourceIds[index]! };
+        throw await unlinkedResourceError(deps.db, companyId, ids, 'query', `ResourceIds.${index}`);
+      }
       resources = bookable.filter((r) => search.ResourceIds!.includes(r.id));
     }
     return { location, service, resources, zone, endDate, duration };
@@ -109,6 +113,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       r: prepared.resources.map((r) => r.id),
       c: search.CustomerId ?? null,
       rr: roundRobin,
+      z: search.timezone ?? null,
       t: nowMs,
     };
     const entities = {
@@ -121,7 +126,16 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     const cached = await deps.cache.get(key);
     if (cached) return cached;
 
-    const inputs = await loadEngineInputs(repository, companyId, prepared, search, nowMs);
+    // Busy time, appointments and allocations are loaded over the location dates the range covers.
+    const reportZone = search.timezone ?? prepared.zone;
+    const loadRange =
+      reportZone === prepared.zone
+        ? { startDate: search.startDate, endDate: prepared.endDate }
+        : {
+            startDate: DateTime.fromISO(search.startDate, { zone: reportZone }).setZone(prepared.zone).toISODate()!,
+            endDate: DateTime.fromISO(prepared.endDate, { zone: reportZone }).endOf('day').setZone(prepared.zone).toISODate()!,
+          };
+    const inputs = await loadEngineInputs(repository, companyId, { ...prepared, endDate: loadRange.endDate }, { ...search, startDate: loadRange.startDate }, nowMs);
     const result = computeAvailability({
       now: nowMs,
       timezoneName: prepared.zone,
@@ -130,6 +144,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       resources: inputs.engineResources,
       startDate: search.startDate,
       endDate: prepared.endDate,
+      reportZone,
       duration: prepared.duration,
       roundRobin,
       busy: inputs.busy,
@@ -137,6 +152,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       dailyUsage: inputs.dailyUsage,
       weeklyMinutes: inputs.weeklyMinutes,
       ...(inputs.customer ? { customer: inputs.customer } : {}),
+      holidays: inputs.holidays,
       random: seededRandom(JSON.stringify(searchKey)),
     });
     const json = JSON.stringify(result);

@@ -40,18 +40,29 @@ export const WeeklyAvailability = Type.Object(
 
 export const Address = Type.Object(
   {
-    line1: Type.Optional(Type.String({ minLength: 2, maxLength: 50, 'x-codes': { minLength: 'ADDRESS-100', maxLength: 'ADDRESS-100' } })),
-    line2: Type.Optional(Type.String({ minLength: 2, maxLength: 50, 'x-codes': { minLength: 'ADDRESS-101', maxLength: 'ADDRESS-101' } })),
+    addressLine1: Type.Optional(Type.String({ minLength: 2, maxLength: 50, 'x-codes': { minLength: 'ADDRESS-100', maxLength: 'ADDRESS-100' } })),
+    addressLine2: Type.Optional(Type.String({ minLength: 2, maxLength: 50, 'x-codes': { minLength: 'ADDRESS-101', maxLength: 'ADDRESS-101' } })),
     city: Type.Optional(Type.String({ minLength: 2, maxLength: 50, 'x-codes': { minLength: 'ADDRESS-102', maxLength: 'ADDRESS-102' } })),
-    state: Type.Optional(Type.String({ minLength: 1, maxLength: 3, 'x-codes': { minLength: 'ADDRESS-103', maxLength: 'ADDRESS-103' } })),
+    state: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 3,
+        description: 'The ISO 3166-2 subdivision code without the country, for example CA (US-CA) or MH (IN-MH)',
+        'x-codes': { minLength: 'ADDRESS-103', maxLength: 'ADDRESS-103' },
+      }),
+    ),
     postalCode: Type.Optional(Type.String({ minLength: 2, maxLength: 10, 'x-codes': { minLength: 'ADDRESS-105', maxLength: 'ADDRESS-105' } })),
     country: Type.String({
       pattern: '^[A-Za-z]{2}$',
-      description: 'ISO 3166 two-letter code',
+      description: 'ISO 3166-1 alpha-2 country code, for example GB (stored in capitals)',
       'x-codes': { required: 'ADDRESS-106', pattern: 'ADDRESS-104' },
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'The legacy AddressLine1, AddressLine2, City, State, PostalCode and Country in camelCase',
+    examples: [{ addressLine1: '1 Main Street', city: 'London', postalCode: 'EC1A 1AA', country: 'GB' }],
+  },
 );
 
 /** field1 .. field10: at most 255 characters each (CUSTOMF-100 .. CUSTOMF-109). */
@@ -76,7 +87,9 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 
 export const CUSTOM_FIELD_NAMES = ['field1', 'field2', 'field3', 'field4', 'field5', 'field6', 'field7', 'field8', 'field9', 'field10'] as const;
 
-export const IdList = (description: string) => Type.Array(Type.String({ format: 'uuid' }), { maxItems: 500, uniqueItems: true, description });
+/** `codes` names the legacy code of a repeated id (`uniqueItems`), for example LOCATION-110. */
+export const IdList = (description: string, codes: Codes = {}) =>
+  Type.Array(Type.String({ format: 'uuid' }), { maxItems: 500, uniqueItems: true, description, ...(Object.keys(codes).length ? { 'x-codes': codes } : {}) });
 
 export const Summary = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() });
 
@@ -94,8 +107,10 @@ export function parseInclude(value: string | undefined): Set<string> {
 }
 
 /** Reminder offsets: minutes before the start (at most a week), distinct, at most five. */
-export const ReminderOffsets = Type.Array(Type.Integer({ minimum: 1, maximum: 10_080 }), {
+export const ReminderOffsets = Type.Array(Type.Integer({ minimum: 1, maximum: 10_080, 'x-codes': { minimum: 'APPOINTMENTREMINDERS-102', type: 'APPOINTMENTREMINDERS-102' } }), {
   maxItems: 5,
   uniqueItems: true,
+  // Two reminders at the same offset: the legacy "second reminder must be after the first".
+  'x-codes': { uniqueItems: 'APPOINTMENTREMINDERS-103' },
   description: 'Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080',
 });

@@ -18,6 +18,8 @@ export interface IdReference {
   /** `locationIds` gives paths `locationIds.0`, ...; `LocationId` (single) gives `LocationId`. */
   path: string;
   single?: boolean;
+  /** The legacy catalog code of an entry that is not a live record (LOCATION-111, RESOURCE-110). */
+  code?: string;
 }
 
 /**
@@ -46,11 +48,12 @@ export async function assertOwned(db: Db, companyId: string, references: IdRefer
     reference.ids.forEach((id, index) => {
       if (known.has(id)) return;
       const path = reference.single ? reference.path : `${reference.path}.${index}`;
-      errors.push(fieldError(reference.location, path, `${id} is not a ${NOUN[reference.table]} of this company`));
+      errors.push(fieldError(reference.location, path, `${id} is not a ${NOUN[reference.table]} of this company`, reference.code));
     });
   });
   if (errors.length > 0) {
     const message = errors.length === 1 ? errors[0]!.msg : `These ids are not records of this company: ${errors.map((e) => e.msg.split(' ')[0]).join(', ')}`;
-    throw new ApiError(400, message, errors);
+    const codes = new Set(errors.map((e) => e.code));
+    throw new ApiError(400, message, errors, codes.size === 1 ? [...codes][0] : undefined);
   }
 }

@@ -1,5 +1,5 @@
 import type { Principal } from '../../platform/auth/principal.js';
-import { forbidden } from '../../platform/errors.js';
+import { ApiError } from '../../platform/errors.js';
 
 /**
  * Location scope of the caller (Dashboard roles 3): null means every location of the company;
@@ -19,7 +19,23 @@ export function assertLocationsInScope(principal: Principal, locationIds: string
   const scope = locationScope(principal);
   if (!scope) return;
   const outside = locationIds.filter((id) => !scope.has(id));
-  if (outside.length > 0) throw forbidden(`Location ${outside.join(', ')} is outside your location access`);
+  if (outside.length > 0) throw new ApiError(403, `Location ${outside.join(', ')} is outside your location access`, [], 'LOCATION-112');
+}
+
+/**
+ * The links a location-scoped user's `locationIds` write leaves: theirs as sent, and every link to a
+ * location outside their scope as it was (they can neither add nor remove those).
+ */
+export function mergeScopedLocationIds(principal: Principal, current: string[], requested: string[]): string[] {
+  const scope = locationScope(principal);
+  if (!scope) return requested;
+  return [...new Set([...current.filter((id) => !scope.has(id)), ...requested])];
+}
+
+/** Links a location-scoped reader may see: only those to their own locations. */
+export function visibleLocationLinks<T extends { id: string }>(reader: Principal | undefined, links: T[]): T[] {
+  const scope = reader ? locationScope(reader) : null;
+  return scope ? links.filter((link) => scope.has(link.id)) : links;
 }
 
 /** A record linked to these locations is visible when scope is unrestricted or any link is in scope. */

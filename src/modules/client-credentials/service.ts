@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, safeEqual, sha256 } from '../../platform/crypto.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../../platform/errors.js';
+import { ApiError, badRequest, forbidden, unauthorized } from '../../platform/errors.js';
 import { SUSPENDED_MESSAGE } from '../../platform/auth/authenticate.js';
 import type { Scope, TokenService } from '../../platform/auth/tokens.js';
 import type { ClientCredentialRepository } from './repository.js';
@@ -82,7 +82,7 @@ export function createClientCredentialService({ repository, tokens }: { reposito
     },
 
     async revoke(companyId: string, id: string) {
-      if (!(await repository.revoke(companyId, id))) throw notFound('Client id not found');
+      if (!(await repository.revoke(companyId, id))) throw new ApiError(404, 'Client id not found', [], 'COMPANY-101');
     },
 
     /** POST /v3/oauth/token: the client credentials grant (Machine flow 2 to 4 and 9). */

@@ -112,7 +112,7 @@ export function registerCompanyRoutes(app: App, { companies }: { companies: Comp
     companies.update(requireCompany(request.principal), request.body),
   );
   // PATCH is accepted as the same call (decisions.md, General).
-  app.patch('/v3/company', { config: updateAccess, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/company', { config: updateAccess, schema: updateSchema }, async (request) =>
     companies.update(requireCompany(request.principal), request.body),
   );
 

@@ -95,7 +95,7 @@ export function registerCustomerRoutes(app: App, { customers }: { customers: Cus
   app.put('/v3/customer/:id', { config: ACCESS, schema: updateSchema }, async (request) =>
     customers.update(requireCompany(request.principal).companyId, request.params.id, request.body as CustomerWrite),
   );
-  app.patch('/v3/customer/:id', { config: ACCESS, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/customer/:id', { config: ACCESS, schema: updateSchema }, async (request) =>
     customers.update(requireCompany(request.principal).companyId, request.params.id, request.body as CustomerWrite),
   );
 

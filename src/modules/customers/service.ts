@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { conflict, fieldError, notFound } from '../../platform/errors.js';
+import { ApiError, fieldError, notFound } from '../../platform/errors.js';
 import { isUniqueViolation } from '../../platform/database/errors.js';
 import { pageOf } from '../catalog/graph.js';
 import type { CustomerRepository, CustomerRow } from './repository.js';
@@ -27,7 +27,7 @@ export function createCustomerService({ repository }: { repository: CustomerRepo
     try {
       return await write();
     } catch (error) {
-      if (isUniqueViolation(error, 'customers_email_key')) throw conflict(DUPLICATE_EMAIL, [fieldError('body', 'email', DUPLICATE_EMAIL)]);
+      if (isUniqueViolation(error, 'customers_email_key')) throw new ApiError(409, DUPLICATE_EMAIL, [fieldError('body', 'email', DUPLICATE_EMAIL, 'CUSTOMER-101')], 'CUSTOMER-101');
       throw error;
     }
   }

@@ -110,7 +110,7 @@ export function registerLocationRoutes(app: App, { locations }: { locations: Loc
   app.put('/v3/location/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     locations.update(requireCompany(request.principal), request.params.id, request.body),
   );
-  app.patch('/v3/location/:id', { config: WRITE, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/location/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     locations.update(requireCompany(request.principal), request.params.id, request.body),
   );
 

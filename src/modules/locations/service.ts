@@ -3,6 +3,7 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { forbidden, notFound, validationErrors, fieldError } from '../../platform/errors.js';
 import type { Address, WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
+import { addressProblems, normalizeAddress } from '../../domain/address.js';
 import { catalogScope, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting } from '../catalog/scope.js';
 import { groupLinks, pageOf } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
@@ -24,9 +25,9 @@ export interface LocationWrite {
 
 export const LOCATION_INCLUDES = ['services', 'resources', 'address', 'company'];
 
-function checkWeekly(weekly: WeeklyAvailability | null | undefined) {
-  if (!weekly) return;
-  const problems = weeklyScheduleProblems(weekly, 'weeklyAvailability');
+/** ADDRESS-107 and ADDRESS-108, reported with the weekly schedule's problems in one answer. */
+function checkAddressAndWeekly(address: Address | null | undefined, weekly: WeeklyAvailability | null | undefined) {
+  const problems = [...(address ? addressProblems(address) : []), ...(weekly ? weeklyScheduleProblems(weekly, 'weeklyAvailability') : [])];
   if (problems.length) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.msg, p.code)));
 }
 
@@ -92,13 +93,13 @@ export function createLocationService(deps: LocationDeps) {
     async create(principal: Principal & { companyId: string }, input: LocationWrite & { name: string; timezoneName: string }) {
       // A location-scoped user could not see a new location, so only company-wide callers create them.
       if ((await scopeOf(principal)).locationIds) throw forbidden('Creating locations needs access to every location');
-      checkWeekly(input.weeklyAvailability);
+      checkAddressAndWeekly(input.address, input.weeklyAvailability);
       const row = await repository.insert({
         companyId: principal.companyId,
         id: randomUUID(),
         name: input.name,
         timezoneName: input.timezoneName,
-        address: json(input.address),
+        address: json(input.address && normalizeAddress(input.address)),
         phone: input.phone ?? null,
         email: input.email ?? null,
         weeklyAvailability: json(input.weeklyAvailability),
@@ -127,11 +128,11 @@ export function createLocationService(deps: LocationDeps) {
 
     async update(principal: Principal & { companyId: string }, id: string, input: LocationWrite) {
       await loadVisible(principal, id);
-      checkWeekly(input.weeklyAvailability);
+      checkAddressAndWeekly(input.address, input.weeklyAvailability);
       const { address, weeklyAvailability, ...plain } = input;
       const row = await repository.update(principal.companyId, id, {
         ...plain,
-        ...(address !== undefined ? { address: json(address) } : {}),
+        ...(address !== undefined ? { address: json(address && normalizeAddress(address)) } : {}),
         ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}),
       });
       if (!row) throw notFound('Location not found');

@@ -5,6 +5,7 @@ import { errorResponses, Nullable, Page, PageQueryFields, Security, Uuid } from 
 import { requireCompany } from '../../platform/auth/principal.js';
 import { StringEnum } from '../catalog/fields.js';
 import { locationScope } from '../catalog/scope.js';
+import { ApiError, fieldError } from '../../platform/errors.js';
 
 
 const Notification = Type.Object(
@@ -56,6 +57,12 @@ export function registerNotificationRoutes(app: App, { db }: { db: Db }) {
       const { appointmentId, channel, status } = request.query;
       const limit = request.query.limit ?? 20;
       const page = request.query.page ?? 1;
+      // Another company's (or an unknown) appointment id in a query is a 400 naming it, as everywhere.
+      if (appointmentId) {
+        const known = await db.selectFrom('appointments').select('id').where('companyId', '=', companyId).where('id', '=', appointmentId).executeTakeFirst();
+        const msg = `${appointmentId} is not an appointment of this company`;
+        if (!known) throw new ApiError(400, msg, [fieldError('query', 'appointmentId', msg)]);
+      }
       let base = db.selectFrom('notifications').where('companyId', '=', companyId);
       // A location-scoped user sees the messages of their locations' appointments only.
       const scope = locationScope(principal);

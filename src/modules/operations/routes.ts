@@ -11,6 +11,7 @@ import { unauthorized } from '../../platform/errors.js';
 import type { TokenService } from '../../platform/auth/tokens.js';
 import { TokenError } from '../../platform/auth/tokens.js';
 import { DOCS_HTML, DOCS_INIT_JS } from './docs-page.js';
+import { finishOpenApiDocument } from '../../platform/http/openapi.js';
 
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const DOCS_ASSETS: Record<string, { file: string; type: string }> = {
@@ -30,10 +31,13 @@ export interface OperationsDeps {
 
 export function registerOperationsRoutes(app: App, deps: OperationsDeps) {
   const none = { access: { mode: 'none' as const } };
+  let finished: Record<string, unknown> | undefined;
 
+  // The probes are for load balancers, not API clients, and answer no 4xx: they stay out of the
+  // OpenAPI document (docs/api.md, Operations, describes them).
   app.get(
     '/healthz',
-    { config: none, schema: { tags: ['Operations'], summary: 'Liveness: 200 while the process runs', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { config: none, schema: { hide: true, tags: ['Operations'], summary: 'Liveness: 200 while the process runs', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -42,6 +46,7 @@ export function registerOperationsRoutes(app: App, deps: OperationsDeps) {
     {
       config: none,
       schema: {
+        hide: true,
         tags: ['Operations'],
         summary: 'Readiness: 200 once the database answers; 503 when it does not or while shutting down',
         response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Object({ status: Type.String(), reason: Type.String() }) },
@@ -65,13 +70,14 @@ export function registerOperationsRoutes(app: App, deps: OperationsDeps) {
       schema: {
         tags: ['Operations'],
         summary: 'The OpenAPI 3.1 document; with a docs handoff token as Bearer, personalised for its company',
-        response: errorResponses(401),
+        response: { 200: Type.Object({}, { additionalProperties: true, description: 'This OpenAPI 3.1 document' }), ...errorResponses(401) },
       },
     },
     async (request) => {
-      const document = structuredClone(app.swagger()) as Record<string, unknown>;
+      // Finished once (the routes do not change after start); each answer is a copy.
+      finished ??= finishOpenApiDocument(app.swagger() as Record<string, unknown>, { publicBaseUrl: deps.publicBaseUrl });
+      const document = structuredClone(finished);
       const baseUrl = baseUrlOf(request, deps.publicBaseUrl);
-      document.servers = [{ url: baseUrl }];
       const header = request.headers.authorization;
       if (header) {
         const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];

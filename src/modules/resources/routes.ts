@@ -15,7 +15,7 @@ const Fields = {
   weeklyAvailability: Type.Optional(Nullable(WeeklyAvailability)),
   bookingLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Active appointments per customer with this resource for the current service; 0 = unlimited' })),
   locationIds: Type.Optional(IdList('Locations the resource works at')),
-  serviceIds: Type.Optional(IdList('Services the resource provides')),
+  serviceIds: Type.Optional(IdList('Services the resource provides', { uniqueItems: 'RESOURCE-109' })),
   legacyId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 };
 
@@ -110,7 +110,7 @@ export function registerResourceRoutes(app: App, { resources }: { resources: Res
   app.put('/v3/resource/:id', { schema: updateSchema }, async (request) =>
     resources.update(requireCompany(request.principal), request.params.id, request.body),
   );
-  app.patch('/v3/resource/:id', { schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/resource/:id', { schema: updateSchema }, async (request) =>
     resources.update(requireCompany(request.principal), request.params.id, request.body),
   );
 

@@ -5,7 +5,8 @@ import type { Db } from '../../platform/database/index.js';
 import type { WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { assertOwned } from '../catalog/ownership.js';
-import { assertLocationsInScope, catalogScope, inScope, isResourceRole, OUTSIDE_SCOPE_MESSAGE } from '../catalog/scope.js';
+import { assertLocationsInScope, catalogScope, inScope, isResourceRole, mergeScopedLocationIds, OUTSIDE_SCOPE_MESSAGE, visibleLocationLinks } from '../catalog/scope.js';
+import { ApiError } from '../../platform/errors.js';
 import { groupLinks, pageOf } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
@@ -57,9 +58,10 @@ export function createResourceService(deps: ResourceDeps) {
     };
   }
 
-  async function withGraph(companyId: string, rows: ResourceRow[], include: Set<string>) {
+  /** A location-scoped reader sees only the links to their own locations. */
+  async function withGraph(companyId: string, rows: ResourceRow[], include: Set<string>, reader?: Principal) {
     const links = await repository.links(companyId, rows.map((r) => r.id));
-    const locations = groupLinks(links.locations, 'ownerId');
+    const locations = groupLinks(visibleLocationLinks(reader, links.locations), 'ownerId');
     const services = groupLinks(links.services, 'ownerId');
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
@@ -79,7 +81,7 @@ export function createResourceService(deps: ResourceDeps) {
     }
     await assertOwned(deps.db, principal.companyId, [
       { table: 'locations', ids: input.locationIds ?? [], location: 'body', path: 'locationIds' },
-      { table: 'services', ids: input.serviceIds ?? [], location: 'body', path: 'serviceIds' },
+      { table: 'services', ids: input.serviceIds ?? [], location: 'body', path: 'serviceIds', code: 'RESOURCE-110' },
     ]);
     if (input.locationIds) assertLocationsInScope(principal, input.locationIds);
   }
@@ -100,18 +102,18 @@ export function createResourceService(deps: ResourceDeps) {
     async create(principal: Principal & { companyId: string }, input: ResourceWrite & { name: string }) {
       await checkWrite(principal, input);
       if ((await scopeOf(principal)).locationIds && !(input.locationIds ?? []).length) {
-        throw forbidden('A location-scoped user must link the resource to one of their locations');
+        throw new ApiError(403, 'A location-scoped user must link the resource to one of their locations', [], 'LOCATION-109');
       }
       const { locationIds = [], serviceIds = [], weeklyAvailability, ...fields } = input;
       const row = await repository.insert(
         { ...fields, companyId: principal.companyId, id: randomUUID(), weeklyAvailability: json(weeklyAvailability) },
         { locationIds, serviceIds },
       );
-      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+      return (await withGraph(principal.companyId, [row], FULL, principal))[0]!;
     },
 
     async read(principal: Principal & { companyId: string }, id: string) {
-      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL))[0]!;
+      return (await withGraph(principal.companyId, [await loadVisible(principal, id)], FULL, principal))[0]!;
     },
 
     async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string>; locationId?: string | undefined; serviceId?: string | undefined }) {
@@ -133,16 +135,17 @@ export function createResourceService(deps: ResourceDeps) {
         query.limit,
         (query.page - 1) * query.limit,
       );
-      return pageOf(await withGraph(principal.companyId, rows, query.include), query.page, query.limit, total);
+      return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
     async update(principal: Principal & { companyId: string }, id: string, input: ResourceWrite) {
       await loadVisible(principal, id);
       if (isResourceRole(principal) && (input.locationIds || input.serviceIds)) {
-        throw forbidden('A Resource-role user cannot change which locations and services their resource serves');
+        throw new ApiError(403, 'A Resource-role user cannot change which locations and services their resource serves', [], 'RESOURCE-111');
       }
       await checkWrite(principal, input);
-      const { locationIds, serviceIds, weeklyAvailability, ...fields } = input;
+      const { locationIds: requested, serviceIds, weeklyAvailability, ...fields } = input;
+      const locationIds = requested && mergeScopedLocationIds(principal, await deps.links.resourceLocationIds(principal.companyId, id), requested);
       const row = await repository.update(
         principal.companyId,
         id,
@@ -151,7 +154,7 @@ export function createResourceService(deps: ResourceDeps) {
       );
       if (!row) throw notFound('Resource not found');
       await deps.onSlotSettingsChanged?.(principal.companyId, id);
-      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+      return (await withGraph(principal.companyId, [row], FULL, principal))[0]!;
     },
 
     async archive(principal: Principal & { companyId: string }, id: string) {

@@ -21,7 +21,7 @@ const Fields = {
   durationMin: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
   durationMax: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
   durationInterval: Nullable(Type.Integer({ minimum: 0, maximum: 10_080 })),
-  availabilityType: StringEnum(['schedule', 'allocation'], { description: 'schedule: weekly schedules; allocation: only allocated windows' }),
+  availabilityType: StringEnum(['schedule', 'allocation'], { description: 'schedule: weekly schedules; allocation: only allocated windows', 'x-codes': { enum: 'SERVICE-104' } }),
   weeklyAvailability: Nullable(WeeklyAvailability),
   bookAheadUnit: StringEnum(['none', 'days', 'weeks', 'months'], {
     description: 'How far ahead booking is allowed, with bookAheadValue',
@@ -49,7 +49,7 @@ const Fields = {
   roundRobin: StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED']),
   allowPaddingOverflow: Type.Boolean({ description: 'Default for holds and reservations' }),
   ignoreExternalEvents: Type.Boolean({ description: 'Default for holds and reservations' }),
-  locationIds: IdList('Locations where the service is offered'),
+  locationIds: IdList('Locations where the service is offered', { uniqueItems: 'LOCATION-110' }),
   legacyId: Nullable(Type.String({ maxLength: 100 })),
 };
 
@@ -140,7 +140,7 @@ export function registerServiceRoutes(app: App, { services }: { services: Servic
   app.put('/v3/service/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     services.update(requireCompany(request.principal), request.params.id, request.body as ServiceWrite),
   );
-  app.patch('/v3/service/:id', { config: WRITE, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/service/:id', { config: WRITE, schema: updateSchema }, async (request) =>
     services.update(requireCompany(request.principal), request.params.id, request.body as ServiceWrite),
   );
 

@@ -6,7 +6,8 @@ import type { WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { serviceSettingProblems } from '../../domain/service-rules.js';
 import { assertOwned } from '../catalog/ownership.js';
-import { assertLocationsInScope, catalogScope, inScope, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting } from '../catalog/scope.js';
+import { assertLocationsInScope, catalogScope, inScope, mergeScopedLocationIds, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting, visibleLocationLinks } from '../catalog/scope.js';
+import { ApiError } from '../../platform/errors.js';
 import { groupLinks, pageOf } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
@@ -48,7 +49,8 @@ export function createServiceService(deps: ServiceDeps) {
   async function withGraph(companyId: string, rows: ServiceRow[], include: Set<string>, reader?: Principal) {
     const links = await repository.links(companyId, rows.map((r) => r.id));
     const nesting = reader ? await resourceRoleNesting(reader, (resourceId) => deps.links.resourceServiceIds(companyId, resourceId)) : null;
-    const locations = groupLinks(links.locations, 'ownerId');
+    // A location-scoped reader sees only the links to their own locations.
+    const locations = groupLinks(visibleLocationLinks(reader, links.locations), 'ownerId');
     const resources = groupLinks(nesting ? links.resources.filter((r) => nesting.resourceIds.has(r.id)) : links.resources, 'ownerId');
     const company = include.has('company') ? await deps.companySummary(companyId) : undefined;
     return rows.map((row) => ({
@@ -92,16 +94,16 @@ export function createServiceService(deps: ServiceDeps) {
     async create(principal: Principal & { companyId: string }, input: ServiceWrite & { name: string; duration: number }) {
       const { locationIds = [], weeklyAvailability, ...fields } = input;
       checkRules(input, weeklyAvailability);
-      await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds' }]);
+      await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds', code: 'LOCATION-111' }]);
       if ((await scopeOf(principal)).locationIds) {
-        if (locationIds.length === 0) throw forbidden('A location-scoped user must offer the service at one of their locations');
+        if (locationIds.length === 0) throw new ApiError(403, 'A location-scoped user must offer the service at one of their locations', [], 'LOCATION-109');
         assertLocationsInScope(principal, locationIds);
       }
       const row = await repository.insert(
         { ...fields, companyId: principal.companyId, id: randomUUID(), weeklyAvailability: json(weeklyAvailability) },
         locationIds,
       );
-      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+      return (await withGraph(principal.companyId, [row], FULL, principal))[0]!;
     },
 
     async read(principal: Principal & { companyId: string }, id: string) {
@@ -129,19 +131,21 @@ export function createServiceService(deps: ServiceDeps) {
       const current = await loadVisible(principal, id);
       const { locationIds, weeklyAvailability, ...fields } = input;
       checkRules({ ...current, ...fields }, weeklyAvailability);
+      let links = locationIds;
       if (locationIds) {
-        await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds' }]);
+        await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds', code: 'LOCATION-111' }]);
         assertLocationsInScope(principal, locationIds);
+        links = mergeScopedLocationIds(principal, await deps.links.serviceLocationIds(principal.companyId, id), locationIds);
       }
       const row = await repository.update(
         principal.companyId,
         id,
         { ...fields, ...(weeklyAvailability !== undefined ? { weeklyAvailability: json(weeklyAvailability) } : {}) },
-        locationIds,
+        links,
       );
       if (!row) throw notFound('Service not found');
       await deps.onSlotSettingsChanged?.(principal.companyId, id);
-      return (await withGraph(principal.companyId, [row], FULL))[0]!;
+      return (await withGraph(principal.companyId, [row], FULL, principal))[0]!;
     },
 
     async archive(principal: Principal & { companyId: string }, id: string) {

@@ -221,7 +221,7 @@ export const TIME_FORMAT = 'HH:mm';
 
 const text = (value: string | null | undefined) => value ?? '';
 
-/** A location's address on one line: "line1, line2, city, state postalCode, country". */
+/** A location's address on one line: "addressLine1, addressLine2, city, state postalCode, country". */
 function formatAddress(address: unknown): string {
   if (!address) return '';
   if (typeof address === 'string') return address;
@@ -231,7 +231,7 @@ function formatAddress(address: unknown): string {
     return typeof value === 'string' ? value : '';
   };
   const cityLine = [part('city'), [part('state'), part('postalCode')].filter(Boolean).join(' ')].filter(Boolean).join(', ');
-  return [part('line1'), part('line2'), cityLine, part('country')].filter(Boolean).join(', ');
+  return [part('addressLine1'), part('addressLine2'), cityLine, part('country')].filter(Boolean).join(', ');
 }
 
 function zoneOf(data: MergeData): string {

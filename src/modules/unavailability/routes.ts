@@ -351,7 +351,7 @@ export function registerUnavailabilityRoutes(app: App, { unavailability }: { una
   for (const method of ['patch', 'put'] as const) {
     app[method](
       '/v3/unavailability/recurringBlock/:id',
-      { config: WRITE, attachValidation: true, schema: { ...updateSchema, hide: method === 'put' } },
+      { config: WRITE, attachValidation: true, schema: updateSchema },
       async (request) => {
         // A change without a scope id keeps the stored scope; its family's codes never come from the schema.
         rejectInvalid(request, blockFamilyOf(request.body));

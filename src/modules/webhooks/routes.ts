@@ -153,7 +153,7 @@ export function registerWebhookRoutes(app: App, { db, webhooks = createWebhookSe
   app.put('/v3/webhook/:id', { config: ACCESS, schema: updateSchema }, async (request) =>
     webhooks.update(requireCompany(request.principal), request.params.id, request.query.locationId, request.body as WebhookChange),
   );
-  app.patch('/v3/webhook/:id', { config: ACCESS, schema: { ...updateSchema, hide: true } }, async (request) =>
+  app.patch('/v3/webhook/:id', { config: ACCESS, schema: updateSchema }, async (request) =>
     webhooks.update(requireCompany(request.principal), request.params.id, request.query.locationId, request.body as WebhookChange),
   );
 

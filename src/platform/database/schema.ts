@@ -77,8 +77,8 @@ export interface RefreshTokensTable {
 export type WeeklyAvailability = Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', Array<{ start: string; end: string }>>>;
 
 export interface Address {
-  line1?: string;
-  line2?: string;
+  addressLine1?: string;
+  addressLine2?: string;
   city?: string;
   state?: string;
   postalCode?: string;

@@ -46,7 +46,7 @@ export const Uuid = (options: { description?: string } = {}) => Type.String({ fo
 export const IdParams = Type.Object({ id: Uuid() });
 
 export const PageQueryFields = (maxLimit: number, defaultLimit = 20) => ({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Page size, at most ${maxLimit}` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Page size, at most ${maxLimit}`, 'x-codes': { maximum: 'LIMIT-100' } })),
   // Bounded so that (page - 1) * limit always fits the database's offset: a page beyond it is a 400, not a 500.
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1 (at most 1,000,000)' })),
 });

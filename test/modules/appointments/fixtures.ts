@@ -78,6 +78,14 @@ export function assertBadRequest(response: LightMyRequestResponse, code?: string
   return body;
 }
 
+/** A time that was never open (closed, outside the hours, off the grid): a 400 that says so, not BOOKING-105. */
+export function assertNotOpen(response: LightMyRequestResponse) {
+  const body = assertBadRequest(response);
+  assert.equal(body.code, undefined, response.body);
+  assert.match(body.message, /not open for booking/);
+  return body;
+}
+
 /** A new company owned by `owner` (signed up once per file: password hashing is slow). */
 export async function newTenant(context: TestContext, owner: { userToken: string } & Omit<Tenant, 'companyId' | 'apiKey' | 'publicClientId' | 'dashboard'>): Promise<Tenant> {
   const response = await context.app.inject({

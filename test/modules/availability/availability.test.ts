@@ -340,7 +340,7 @@ describe('time that is taken away', { concurrency: true }, () => {
     const body = await available(s, { startDate: date, endDate: plusDays(date, 1) });
     assert.deepEqual(localTimes(body, date), []);
     assert.deepEqual(localTimes(body, plusDays(date, 1)), HOURS);
-    assert.deepEqual(body.availableDays[0], { date, available: false, reason: 'no free time' });
+    assert.deepEqual(body.availableDays[0], { date, available: false, reason: 'holiday', holidayName: 'Closed' });
     assert.deepEqual(body.availableDays[1], { date: plusDays(date, 1), available: true, reason: null });
   });
 

@@ -172,7 +172,7 @@ async function smallCatalog(tenant: Tenant) {
   const location = await create(tenant, 'location', {
     name: 'Central',
     timezoneName: 'Europe/London',
-    address: { line1: '1 High Street', city: 'London', postalCode: 'EC1A 1AA', country: 'GB' },
+    address: { addressLine1: '1 High Street', city: 'London', postalCode: 'EC1A 1AA', country: 'GB' },
     phone: '02071234567',
   });
   const service = await create(tenant, 'service', { name: 'Haircut', duration: 45, locationIds: [location.id] });
@@ -263,7 +263,7 @@ describe('include and the full graph', () => {
     const other = await create(tenant, 'resource', { name: 'Alex', locationIds: [location.id] });
 
     const loc = await read(tenant, 'location', location.id);
-    assert.deepEqual(loc.address, { line1: '1 High Street', city: 'London', postalCode: 'EC1A 1AA', country: 'GB' });
+    assert.deepEqual(loc.address, { addressLine1: '1 High Street', city: 'London', postalCode: 'EC1A 1AA', country: 'GB' });
     assert.deepEqual(Object.keys(loc.company).sort(), ['id', 'name']);
     assert.equal(loc.company.id, tenant.companyId);
     assert.deepEqual(loc.services, [{ id: service.id, name: 'Haircut' }]);

@@ -96,13 +96,17 @@ describe('locations', () => {
     ['phone of 16 characters', { ...LOCATION, phone: '1234567890123456' }, [{ path: 'phone', code: 'LOCATION-126' }]],
     ['bookingTimerMinutes 0', { ...LOCATION, bookingTimerMinutes: 0 }, [{ path: 'bookingTimerMinutes', code: 'SETTINGS-102' }]],
     ['bookingTimerMinutes 31', { ...LOCATION, bookingTimerMinutes: 31 }, [{ path: 'bookingTimerMinutes', code: 'SETTINGS-102' }]],
-    ['address without country', { ...LOCATION, address: { line1: '1 High Street', city: 'London' } }, [{ path: 'address.country', code: 'ADDRESS-106' }]],
+    ['address without country', { ...LOCATION, address: { addressLine1: '1 High Street', city: 'London' } }, [{ path: 'address.country', code: 'ADDRESS-106' }]],
     ['country of 3 letters', { ...LOCATION, address: { country: 'GBR' } }, [{ path: 'address.country', code: 'ADDRESS-104' }]],
-    ['line1 of 1 character', { ...LOCATION, address: { country: 'GB', line1: 'A' } }, [{ path: 'address.line1', code: 'ADDRESS-100' }]],
-    ['line2 of 51 characters', { ...LOCATION, address: { country: 'GB', line2: x(51) } }, [{ path: 'address.line2', code: 'ADDRESS-101' }]],
+    ['addressLine1 of 1 character', { ...LOCATION, address: { country: 'GB', addressLine1: 'A' } }, [{ path: 'address.addressLine1', code: 'ADDRESS-100' }]],
+    ['addressLine2 of 51 characters', { ...LOCATION, address: { country: 'GB', addressLine2: x(51) } }, [{ path: 'address.addressLine2', code: 'ADDRESS-101' }]],
     ['city of 1 character', { ...LOCATION, address: { country: 'GB', city: 'L' } }, [{ path: 'address.city', code: 'ADDRESS-102' }]],
     ['state of 4 characters', { ...LOCATION, address: { country: 'US', state: 'CALI' } }, [{ path: 'address.state', code: 'ADDRESS-103' }]],
     ['postalCode of 11 characters', { ...LOCATION, address: { country: 'GB', postalCode: x(11) } }, [{ path: 'address.postalCode', code: 'ADDRESS-105' }]],
+    ['country not in ISO 3166-1', { ...LOCATION, address: { country: 'XX' } }, [{ path: 'address.country', code: 'ADDRESS-107' }]],
+    ['state not a subdivision of the country', { ...LOCATION, address: { country: 'US', state: 'ZZ' } }, [{ path: 'address.state', code: 'ADDRESS-108' }]],
+    ['state of another country', { ...LOCATION, address: { country: 'GB', state: 'CA' } }, [{ path: 'address.state', code: 'ADDRESS-108' }]],
+    ['old field name line1', { ...LOCATION, address: { country: 'GB', line1: '1 High Street' } }, [{ path: 'address.line1' }]],
     ['email without @', { ...LOCATION, email: 'no-at-sign' }, [{ path: 'email', code: 'EMAIL-101' }]],
     [
       'weekly interval ending before it starts',
@@ -158,12 +162,12 @@ describe('locations', () => {
   test('every failing field is reported at once', async () => {
     const tenant = await createTenant(context.app);
     assertInvalid(
-      await call(tenant, 'POST', '/v3/location', { name: x(51), timezoneName: 'Mars/Base', phone: '123', bookingTimerMinutes: 31, address: { line1: 'A' } }),
+      await call(tenant, 'POST', '/v3/location', { name: x(51), timezoneName: 'Mars/Base', phone: '123', bookingTimerMinutes: 31, address: { addressLine1: 'A' } }),
       [
         { path: 'name', code: 'LOCATION-125' },
         { path: 'timezoneName', code: 'LOCATION-101' },
         { path: 'address.country', code: 'ADDRESS-106' },
-        { path: 'address.line1', code: 'ADDRESS-100' },
+        { path: 'address.addressLine1', code: 'ADDRESS-100' },
         { path: 'phone', code: 'LOCATION-126' },
         { path: 'bookingTimerMinutes', code: 'SETTINGS-102' },
       ],
@@ -177,7 +181,7 @@ describe('locations', () => {
       timezoneName: 'Asia/Kolkata',
       phone: '1234567',
       bookingTimerMinutes: 1,
-      address: { line1: '1 Road', line2: 'Up', city: 'Pune', state: 'MH', postalCode: '41', country: 'in' },
+      address: { addressLine1: '1 Road', addressLine2: 'Up', city: 'Pune', state: 'MH', postalCode: '41', country: 'in' },
       weeklyAvailability: {
         mon: [
           { start: '00:00', end: '12:00' },
@@ -186,6 +190,8 @@ describe('locations', () => {
       },
     });
     assert.equal(first.name, x(50));
+    // ISO 3166 codes are stored in capitals whatever case they were sent in.
+    assert.deepEqual(first.address, { addressLine1: '1 Road', addressLine2: 'Up', city: 'Pune', state: 'MH', postalCode: '41', country: 'IN' });
     assert.equal(first.bookingTimerMinutes, 1);
     const second = await create(tenant, 'location', { ...LOCATION, phone: '123456789012345', bookingTimerMinutes: 30 });
     assert.equal(second.phone, '123456789012345');

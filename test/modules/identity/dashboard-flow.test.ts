@@ -387,7 +387,8 @@ describe('docs handoff tokens', () => {
     const document = json(response);
     assert.equal(document.openapi, '3.1.0');
     assert.deepEqual(document['x-slotwise-company'], { id: tenant.companyId, name: 'Docs Co', publicClientId: tenant.publicClientId });
-    assert.equal(document.servers[0].url, 'http://api.slotwise.test');
+    // servers come from PUBLIC_BASE_URL (unset here: the origin the document was fetched from), never the Host.
+    assert.equal(document.servers[0].url, '/');
     assert.ok(document.info.description.includes(tenant.publicClientId));
     // No credential of the company is in the document.
     assert.equal(response.body.includes(tenant.apiKey), false);

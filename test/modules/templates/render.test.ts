@@ -24,7 +24,7 @@ const DATA: MergeData = {
   location: {
     name: 'Downtown',
     timezoneName: 'Europe/Paris',
-    address: { line1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' },
+    address: { addressLine1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' },
     phone: '+33100000000',
     email: 'downtown@acme.example',
   },

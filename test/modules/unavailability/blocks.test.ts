@@ -190,7 +190,7 @@ describe('GET /v3/unavailability/blocks', () => {
     assertInvalid(await call('GET', `${URL_}?startDate=2030-07-02&endDate=2030-07-01`, world.headers), [{ path: 'endDate', location: 'query' }]);
     assertInvalid(await call('GET', `${URL_}?startDate=2030-13-01`, world.headers), [{ path: 'startDate', location: 'query' }]);
     assertInvalid(await call('GET', `${URL_}?startDate=0000-01-01`, world.headers), [{ path: 'startDate', location: 'query' }]);
-    assertInvalid(await call('GET', `${URL_}?limit=501`, world.headers), [{ path: 'limit', location: 'query' }]);
+    assertInvalid(await call('GET', `${URL_}?limit=501`, world.headers), [{ path: 'limit', location: 'query', code: 'LIMIT-100' }]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import type { FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -69,6 +70,7 @@ import { defaultResolve, deliverWebhook } from './modules/webhooks/delivery-clie
 import { buildMergeContext, renderTemplate } from './modules/templates/render.js';
 import type { MergeContext } from './modules/templates/render.js';
 import { registerMetrics } from './platform/metrics.js';
+import { createPasswordHasher } from './platform/auth/passwords.js';
 
 export interface RegisteredRoute {
   method: string;
@@ -130,7 +132,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    trustProxy: true,
+    // X-Forwarded-* is believed only from the proxies TRUST_PROXY names (none by default):
+    // anyone else could choose their own address for the per-IP budgets.
+    // (Fastify's overloads do not take the union; each member is a valid trustProxy value.)
+    trustProxy: config.security.trustProxy as FastifyServerOptions['trustProxy'] & boolean,
     routerOptions: { ignoreTrailingSlash: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -159,7 +164,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   app.decorate('registeredRoutes', routes);
 
   // Prometheus metrics: every answer is counted (onResponse); GET /metrics serves them.
-  const metrics = registerMetrics(app, { database, log: app.log });
+  const metrics = registerMetrics(app, { database, log: app.log, ownPort: config.security.metricsPort !== undefined });
 
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {
@@ -186,9 +191,16 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   const tokens = createTokenService(secrets, config, config.oidc);
   const principals = createPrincipalRepository(database.db);
-  registerAuthentication(app, { tokens, principals });
+  registerAuthentication(app, { tokens, principals, publicHttpOrigins: config.security.publicHttpOrigins });
+  const clientCredentialRepository = createClientCredentialRepository(database.db);
   // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
-  registerRateLimits(app, { config: config.rateLimits, redis });
+  registerRateLimits(app, {
+    config: config.rateLimits,
+    redis,
+    knownClientId: async (clientId) => (await clientCredentialRepository.byClientId(clientId)) !== undefined,
+  });
+  // Every Argon2 hash and check of this instance goes through one gate (docs/security.md).
+  const passwords = createPasswordHasher(config.security.passwordWork);
 
   const companyRepository = createCompanyRepository(database.db);
   const companies = createCompanyService({ repository: companyRepository });
@@ -196,9 +208,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     repository: createIdentityRepository(database.db),
     tokens,
     signupEnabled: config.signupEnabled,
+    passwords,
+    signInLock: config.security.signInLock,
   });
   const clientCredentials = createClientCredentialService({
-    repository: createClientCredentialRepository(database.db),
+    repository: clientCredentialRepository,
     tokens,
   });
 
@@ -256,7 +270,18 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     }),
   });
   registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
-  registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
+  // Invitations go out by email at once (not through the outbox): the token exists only in the mail.
+  const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
+  registerUserRoutes(app, {
+    users: createUserService({
+      db: database.db,
+      repository: createUserRepository(database.db),
+      passwords,
+      email,
+      invitationTtlSeconds: config.security.invitationTtlSeconds,
+    }),
+    publicBaseUrl: config.publicBaseUrl,
+  });
   registerUnavailabilityRoutes(app, {
     unavailability: createUnavailabilityService({
       db: database.db,
@@ -288,7 +313,6 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   // The outbox dispatcher: webhooks, email and SMS, reminders. server.ts runs it in a loop; tests
   // call app.dispatcher.drain() to deliver what is pending.
-  const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
   const sms = createSmsSender(config.sms);
   const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
   const dispatcher = createDispatcher({

@@ -1,4 +1,5 @@
 import { buildApp } from './app.js';
+import { startMetricsServer } from './platform/metrics.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openDatabase } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
@@ -32,6 +33,7 @@ async function main() {
   let draining = false;
   const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
   await app.listen({ port: config.port, host: config.host });
+  const metricsServer = config.security.metricsPort === undefined ? undefined : await startMetricsServer(app.metrics, config.security.metricsPort, config.host);
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
 
   // Webhooks, email, SMS and reminders go out from the outbox, on every instance (claims keep
@@ -61,6 +63,7 @@ async function main() {
       // The pass in flight finishes first: a delivery is never cut in half.
       await worker?.stop();
       await app.close();
+      await metricsServer?.close();
       // A handler whose client went away is not waited for by close(): let the connections it
       // holds come back before the database closes, within the grace period.
       const until = Date.now() + config.shutdownGraceMs;

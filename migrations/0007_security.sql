@@ -49,6 +49,3 @@ create unique index invitations_token_key on invitations (token_hash);
 -- A public booking page that names an existing customer's email proves nothing about it: such an
 -- appointment keeps the customer's record as it is and sends the customer no message.
 alter table appointments add column customer_unconfirmed boolean not null default false;
-
--- The caller an Idempotency-Key belongs to (machine client, dashboard user or public page).
-alter table idempotency_keys add column caller text;

@@ -152,6 +152,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
+    // The usual headers on every answer: no MIME sniffing, no framing (older browsers read
+    // X-Frame-Options; CSP frame-ancestors is set on the /docs page), no referrer leaks.
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
     return payload;
   });
 
@@ -300,7 +305,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   // Appointment changes clear the cached searches of their location, service, resources and customer.
   registerAppointmentRoutes(app, {
-    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch }),
+    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch, publicHoldsPerCompany: config.security.publicHoldsPerCompany }),
   });
 
   // Webhook configuration of each location and the delivery records the company can read.

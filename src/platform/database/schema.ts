@@ -375,7 +375,6 @@ export interface IdempotencyKeysTable {
   statusCode: number | null;
   response: ColumnType<unknown, string | null | undefined, string | null>;
   createdAt: ColumnType<Date, Date | string | undefined, Date | string>;
-  caller: string | null;
 }
 
 export interface AppointmentResourcesTable {

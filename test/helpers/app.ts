@@ -113,7 +113,15 @@ export const WIDE_ADDRESS_BUDGETS: Record<string, string> = {
 };
 
 export async function createTestContext(env: Record<string, string> = {}, options: { dedicatedDatabase?: boolean } = {}): Promise<TestContext> {
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...WIDE_ADDRESS_BUDGETS, ...env });
+  // A Redis shared by every test file (CI's second pass) must not mix their counters: each
+  // context counts under a prefix of its own unless the test chooses one.
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_KEY_PREFIX: `rl:test-${randomUUID()}:`,
+    ...WIDE_ADDRESS_BUDGETS,
+    ...env,
+  });
   const database = await openTestDatabase({ dedicated: options.dedicatedDatabase ?? false });
   const redis = await openTestRedis();
   const app = await buildApp({ config, database, secrets: TEST_SECRETS, redis });

@@ -80,14 +80,16 @@ export function createUserService({ db, repository, passwords, email, invitation
   }
 
   async function sendInvitation(to: string, companyName: string, token: string, baseUrl: string): Promise<boolean> {
+    const days = Math.max(1, Math.round(invitationTtlSeconds / 86_400));
     const outcome = await email.send({
       to,
       subject: `You are invited to ${companyName} on Slotwise`,
       text:
         `You have been invited to join ${companyName} on Slotwise.\n\n` +
-        `To accept, send this invitation token to ${baseUrl}/v3/auth/acceptInvitation ` +
-        `(POST {"token": "...", "password": "..."}), or follow the link your dashboard shows:\n\n${token}\n\n` +
-        `The invitation expires in ${Math.round(invitationTtlSeconds / 3600)} hours. If you did not expect it, ignore this message.`,
+        `Your invitation token:\n\n${token}\n\n` +
+        `Paste it where your Slotwise dashboard asks for it, or send it yourself: ` +
+        `POST ${baseUrl}/v3/auth/acceptInvitation with {"token": "<the token>", "password": "<a password for a new account>"}.\n\n` +
+        `It can be used once, within ${days} day${days === 1 ? '' : 's'}. If you did not expect this invitation, ignore this message.`,
     });
     return outcome.status === 'sent';
   }

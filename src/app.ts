@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyReply } from 'fastify';
+import type { FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -73,6 +74,7 @@ import { defaultResolve, deliverWebhook } from './modules/webhooks/delivery-clie
 import { buildMergeContext, renderTemplate } from './modules/templates/render.js';
 import type { MergeContext } from './modules/templates/render.js';
 import { registerMetrics } from './platform/metrics.js';
+import { createPasswordHasher } from './platform/auth/passwords.js';
 
 export interface RegisteredRoute {
   method: string;
@@ -134,7 +136,10 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    trustProxy: true,
+    // X-Forwarded-* is believed only from the proxies TRUST_PROXY names (none by default):
+    // anyone else could choose their own address for the per-IP budgets.
+    // (Fastify's overloads do not take the union; each member is a valid trustProxy value.)
+    trustProxy: config.security.trustProxy as FastifyServerOptions['trustProxy'] & boolean,
     // Path parameters are checked by their schemas (a 400 naming the parameter); the router's own
     // limit (100 characters by default) would answer 414 in Fastify's body instead. Node's header
     // limit (16 KiB) bounds a URL anyway.
@@ -174,6 +179,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
+    // The usual headers on every answer: no MIME sniffing, no framing (older browsers read
+    // X-Frame-Options; CSP frame-ancestors is set on the /docs page), no referrer leaks.
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
     return payload;
   });
 
@@ -186,7 +196,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   app.decorate('registeredRoutes', routes);
 
   // Prometheus metrics: every answer is counted (onResponse); GET /metrics serves them.
-  const metrics = registerMetrics(app, { database, log: app.log });
+  const metrics = registerMetrics(app, { database, log: app.log, ownPort: config.security.metricsPort !== undefined });
 
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {
@@ -213,7 +223,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   const tokens = createTokenService(secrets, config, config.oidc);
   const principals = createPrincipalRepository(database.db);
-  registerAuthentication(app, { tokens, principals });
+  registerAuthentication(app, { tokens, principals, publicHttpOrigins: config.security.publicHttpOrigins });
+  const clientCredentialRepository = createClientCredentialRepository(database.db);
   // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
   // Every Redis call has a deadline and goes through one breaker per instance (platform/redis.ts).
   const redisGuard = redis
@@ -229,7 +240,13 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
         },
       })
     : undefined;
-  registerRateLimits(app, { config: config.rateLimits, redis: redisGuard });
+  registerRateLimits(app, {
+    config: config.rateLimits,
+    redis: redisGuard,
+    knownClientId: async (clientId) => (await clientCredentialRepository.byClientId(clientId)) !== undefined,
+  });
+  // Every Argon2 hash and check of this instance goes through one gate (docs/security.md).
+  const passwords = createPasswordHasher(config.security.passwordWork);
 
   const companyRepository = createCompanyRepository(database.db);
   const companies = createCompanyService({ repository: companyRepository });
@@ -237,9 +254,11 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     repository: createIdentityRepository(database.db),
     tokens,
     signupEnabled: config.signupEnabled,
+    passwords,
+    signInLock: config.security.signInLock,
   });
   const clientCredentials = createClientCredentialService({
-    repository: createClientCredentialRepository(database.db),
+    repository: clientCredentialRepository,
     tokens,
   });
 
@@ -300,7 +319,18 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     }),
   });
   registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
-  registerUserRoutes(app, { users: createUserService({ db: database.db, repository: createUserRepository(database.db) }) });
+  // Invitations go out by email at once (not through the outbox): the token exists only in the mail.
+  const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
+  registerUserRoutes(app, {
+    users: createUserService({
+      db: database.db,
+      repository: createUserRepository(database.db),
+      passwords,
+      email,
+      invitationTtlSeconds: config.security.invitationTtlSeconds,
+    }),
+    publicBaseUrl: config.publicBaseUrl,
+  });
   registerUnavailabilityRoutes(app, {
     unavailability: createUnavailabilityService({
       db: database.db,
@@ -319,7 +349,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   // Appointment changes clear the cached searches of their location, service, resources and customer.
   registerAppointmentRoutes(app, {
-    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch }),
+    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch, publicHoldsPerCompany: config.security.publicHoldsPerCompany }),
   });
 
   // Webhook configuration of each location and the delivery records the company can read.
@@ -332,7 +362,6 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   // The outbox dispatcher: webhooks, email and SMS, reminders. server.ts runs it in a loop; tests
   // call app.dispatcher.drain() to deliver what is pending.
-  const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
   const sms = createSmsSender(config.sms);
   const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
   const dispatcher = createDispatcher({

@@ -1,4 +1,5 @@
 import { buildApp } from './app.js';
+import { startMetricsServer } from './platform/metrics.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openDatabase } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
@@ -77,6 +78,8 @@ async function main() {
   const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
   logConnectionError = (error) => app.log.error({ err: error }, 'database connection lost; the pool replaces it');
   await app.listen({ port: config.port, host: config.host });
+  const metricsServer = config.security.metricsPort === undefined ? undefined : await startMetricsServer(app.metrics, config.security.metricsPort, config.host);
+  app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');
   const base = config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined, docs: `${base}/docs` }, `Slotwise API ready: the API reference is at ${base}/docs`);
 
@@ -107,6 +110,7 @@ async function main() {
       // The pass in flight finishes first: a delivery is never cut in half.
       await worker?.stop();
       await app.close();
+      await metricsServer?.close();
       // A handler whose client went away is not waited for by close(): let the connections it
       // holds come back before the database closes, within the grace period.
       const until = Date.now() + config.shutdownGraceMs;

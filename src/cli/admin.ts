@@ -20,7 +20,7 @@ import { loadConfig } from '../platform/config.js';
 import { openDatabase } from '../platform/database/index.js';
 import type { Db } from '../platform/database/index.js';
 import { migrate } from '../platform/database/migrate.js';
-import { hashPassword } from '../platform/auth/passwords.js';
+import { hashPassword, isCommonPassword } from '../platform/auth/passwords.js';
 import { ApiError } from '../platform/errors.js';
 import { createCompanyRepository } from '../modules/companies/repository.js';
 import { createCompanyService } from '../modules/companies/service.js';
@@ -139,6 +139,7 @@ export async function runAdminCommand(db: Db, argv: string[]): Promise<unknown> 
       if (!owner) {
         const password = values['owner-password'] ?? (generatedPassword = randomBytes(12).toString('base64url'));
         if (password.length < 8) throw new UsageError('--owner-password must be at least 8 characters');
+        if (isCommonPassword(password)) throw new UsageError('--owner-password is one of the most common passwords; choose another');
         await identity.insertUser({ id: randomUUID(), email, name: values['owner-name'] ?? email, passwordHash: await hashPassword(password) });
         owner = (await identity.userByEmail(email))!;
       }

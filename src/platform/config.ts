@@ -60,6 +60,39 @@ export interface AppConfig {
   webhookTest: { caFile: string; hosts: Record<string, string[]> } | undefined;
   /** Rate budgets and admission queues (see README, Rate limits). */
   rateLimits: RateLimitConfig;
+  /** Security settings (docs/security.md). */
+  security: SecurityConfig;
+}
+
+export interface SecurityConfig {
+  /**
+   * Which peers may set X-Forwarded-For/-Proto/-Host (Fastify's trustProxy): false (none, the
+   * default), a number of hops, or addresses and CIDR ranges (proxy-addr names such as loopback).
+   */
+  trustProxy: boolean | number | string[];
+  /** Public booking pages may call from http:// origins (local development only). */
+  publicHttpOrigins: boolean;
+  /** Serve GET /metrics on this port of its own instead of the API port; unset: the API port. */
+  metricsPort: number | undefined;
+  /** Argon2 work of this instance: hashes at once, waiting room and longest wait. */
+  passwordWork: { concurrency: number; queue: number; maxWaitMs: number };
+  /** Failed sign-ins of one account before it is locked; the lock doubles per further failure. */
+  signInLock: { afterFailures: number; baseSeconds: number; maxSeconds: number };
+  /** Holds a company's public booking page may have live at once. */
+  publicHoldsPerCompany: number;
+  /** How long an invitation can be accepted. */
+  invitationTtlSeconds: number;
+}
+
+/** TRUST_PROXY: unset/false/0 → trust nobody; 1..n → hops; else a comma list of addresses/CIDRs. */
+function readTrustProxy(env: Env): SecurityConfig['trustProxy'] {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || ['false', 'no', 'off', '0'].includes(raw.toLowerCase())) return false;
+  if (['true', 'yes', 'on'].includes(raw.toLowerCase())) {
+    throw new ConfigError('TRUST_PROXY=true would trust X-Forwarded-* from anyone; give the number of proxy hops or the proxies\' addresses (for example 1, or 10.0.0.0/8,loopback)');
+  }
+  if (/^\d+$/.test(raw)) return readInt(env, 'TRUST_PROXY', 0, 0, 20);
+  return raw.split(',').map((part) => part.trim()).filter(Boolean);
 }
 
 /** A fixed-window budget: at most `limit` requests per `windowSeconds`. */
@@ -86,6 +119,17 @@ export interface RateLimitConfig {
   /** Prefix of every Redis key of the limiter. */
   keyPrefix: string;
   budgets: {
+    /** Sign-in, signup, refresh-token exchange, password change, invitation acceptance: per IP address. */
+    signIn: RateBudget;
+    /** Token requests per IP address, known client id or not. */
+    oauthTokenIp: RateBudget;
+    /** Public booking page requests per IP address, before the company's budget. */
+    publicReadIp: RateBudget;
+    publicWriteIp: RateBudget;
+    /** Public holds per IP address. */
+    publicHoldIp: RateBudget;
+    /** Public bookings per customer email (for every company together). */
+    publicBookEmail: RateBudget;
     /** Per OAuth client id. */
     oauthToken: RateBudget;
     /** Every token request of the deployment together. */
@@ -156,6 +200,12 @@ function readRateLimits(env: Env): RateLimitConfig {
     enabled: readBool(env, 'RATE_LIMITS_ENABLED', true),
     keyPrefix: env.RATE_LIMIT_KEY_PREFIX || 'rl:',
     budgets: {
+      signIn: readBudget(env, 'RATE_LIMIT_SIGN_IN', minute(20)),
+      oauthTokenIp: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN_IP', minute(120)),
+      publicReadIp: readBudget(env, 'RATE_LIMIT_PUBLIC_READ_IP', minute(600)),
+      publicWriteIp: readBudget(env, 'RATE_LIMIT_PUBLIC_WRITE_IP', minute(60)),
+      publicHoldIp: readBudget(env, 'RATE_LIMIT_PUBLIC_HOLD_IP', { limit: 10, windowSeconds: 600 }),
+      publicBookEmail: readBudget(env, 'RATE_LIMIT_PUBLIC_BOOK_EMAIL', { limit: 5, windowSeconds: 3600 }),
       oauthToken: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN', minute(60)),
       oauthTokenGlobal: readBudget(env, 'RATE_LIMIT_OAUTH_TOKEN_GLOBAL', minute(1200)),
       availability: readBudget(env, 'RATE_LIMIT_AVAILABILITY', minute(600)),
@@ -260,5 +310,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     webhookTest,
     rateLimits: readRateLimits(env),
+    security: {
+      trustProxy: readTrustProxy(env),
+      publicHttpOrigins: readBool(env, 'PUBLIC_ALLOW_HTTP_ORIGINS', false),
+      metricsPort: env.METRICS_PORT ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+      passwordWork: {
+        concurrency: readInt(env, 'PASSWORD_HASH_CONCURRENCY', 2, 1, 256),
+        queue: readInt(env, 'PASSWORD_HASH_QUEUE', 32, 0, 10_000),
+        maxWaitMs: readInt(env, 'PASSWORD_HASH_MAX_WAIT_MS', 5000, 0, 60_000),
+      },
+      signInLock: {
+        afterFailures: readInt(env, 'SIGN_IN_LOCK_AFTER_FAILURES', 5, 1, 1000),
+        baseSeconds: readInt(env, 'SIGN_IN_LOCK_SECONDS', 30, 1, 86_400),
+        maxSeconds: readInt(env, 'SIGN_IN_LOCK_MAX_SECONDS', 900, 1, 86_400),
+      },
+      publicHoldsPerCompany: readInt(env, 'PUBLIC_HOLDS_PER_COMPANY', 50, 1, 100_000),
+      invitationTtlSeconds: readInt(env, 'INVITATION_TTL_SECONDS', 7 * 86_400, 300, 90 * 86_400),
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './http/types.js';
@@ -195,20 +196,49 @@ export function createMetrics({ database, log }: MetricsDeps): Metrics & {
  * expose it only on the internal network (see README.md, "Metrics"). Hidden from the OpenAPI
  * document, which describes the API for its callers.
  */
-export function registerMetrics(app: App, deps: MetricsDeps): Metrics {
+export function registerMetrics(app: App, deps: MetricsDeps & { ownPort?: boolean }): Metrics {
   const metrics = createMetrics(deps);
 
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { config: { access: { mode: 'none' } }, schema: { hide: true } }, async (_request, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);
-  });
+  // With METRICS_PORT, /metrics is served only by startMetricsServer (server.ts), not the API port.
+  if (!deps.ownPort) {
+    app.get('/metrics', { config: { access: { mode: 'none' } }, schema: { hide: true } }, async (_request, reply) => {
+      const text = await metrics.registry.metrics();
+      return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);
+    });
+  }
 
   const { registry, recordWebhookOutcome, recordRedisFailure, setRedisBreakerOpen, recordDatabaseUnavailable } = metrics;
   const exposed: Metrics = { registry, recordWebhookOutcome, recordRedisFailure, setRedisBreakerOpen, recordDatabaseUnavailable };
   app.decorate('metrics', exposed);
   return exposed;
+}
+
+/**
+ * GET /metrics on a port of its own (METRICS_PORT), so the API port, which faces the internet,
+ * does not show it. Anything else on this port is 404.
+ */
+export async function startMetricsServer(metrics: Metrics, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' }).end(text),
+      () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -58,6 +58,7 @@ const APPOINTMENT_COLUMNS = [
   'a.rescheduledFromId',
   'a.rescheduledToId',
   'a.legacyId',
+  'a.customerUnconfirmed',
   'a.createdVia',
   'a.createdAt',
   'a.updatedAt',

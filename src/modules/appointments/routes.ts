@@ -56,7 +56,15 @@ const SlotFields = {
   ...CustomFields(),
 };
 
-const { allowPaddingOverflow: _padding, ignoreExternalEvents: _external, ...PublicSlotFields } = SlotFields;
+// A booking page cannot choose to overrun padding or external calendar events (the service
+// decides), nor write notes or custom fields: the company's own customer mail prints them, so a
+// stranger's text would reach the customer as the company's (issue 12).
+const PublicSlotFields = {
+  Unavailability: SlotFields.Unavailability,
+  duration: SlotFields.duration,
+  overrideDuration: SlotFields.overrideDuration,
+  ResourceIds: SlotFields.ResourceIds,
+};
 
 const CustomerFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Customer name, when CustomerId is not given' })),

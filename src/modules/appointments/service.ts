@@ -114,6 +114,24 @@ export interface AppointmentDeps {
   /** Clears the cached availability answers that depend on these records (after commit). */
   touch: (companyId: string, entities: TouchedEntities) => Promise<void>;
   now?: () => number;
+  /** Live holds a company's public booking page may have at once (PUBLIC_HOLDS_PER_COMPANY). */
+  publicHoldsPerCompany?: number;
+}
+
+/**
+ * Whose an Idempotency-Key is: the key is bound to its caller, so another caller of the company
+ * who sends the same key never gets the first caller's answer.
+ */
+function idempotencyCaller(principal: Principal): string {
+  switch (principal.kind) {
+    case 'machine':
+      return `machine:${principal.clientId}`;
+    case 'dashboard':
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'public':
+      return `public:${principal.origin}`;
+  }
 }
 
 /** The query of create and hold: the location and service, and the customer when not in the body. */
@@ -391,6 +409,27 @@ export function createAppointmentService(deps: AppointmentDeps) {
     return { appointment, replayed: false };
   }
 
+  /**
+   * A public booking page may hold only so many slots at once (issue 12: a script held a whole
+   * day). 429 with Retry-After until the first of them is booked or expires.
+   */
+  async function assertPublicHoldRoom(trx: Db, companyId: string, cap: number, now: number) {
+    const row = await trx
+      .selectFrom('appointments')
+      .select((eb) => [eb.fn.countAll<string>().as('live'), eb.fn.min('expiresAt').as('firstExpiry')])
+      .where('companyId', '=', companyId)
+      .where('createdVia', '=', 'public')
+      .where('status', '=', 'IN')
+      .where('expiresAt', '>', new Date(now))
+      .executeTakeFirstOrThrow();
+    if (Number(row.live) < cap) return;
+    const firstExpiry = row.firstExpiry ? new Date(row.firstExpiry as Date).getTime() : now + 60_000;
+    const seconds = Math.max(1, Math.ceil((firstExpiry - now) / 1000));
+    throw new ApiError(429, `Public write rate limit exceeded: the booking page already holds ${cap} slots; try again in ${seconds} seconds`, [], undefined, {
+      'Retry-After': String(seconds),
+    });
+  }
+
   /** Create (BK) and hold (IN): a new appointment in a free slot. */
   async function takeNewSlot(
     kind: 'create' | 'hold',
@@ -402,13 +441,20 @@ export function createAppointmentService(deps: AppointmentDeps) {
   ) {
     const now = clock();
     const body = withQueryCustomer(query, requestBody);
-    // The route family is part of the request: a public caller can never replay a dashboard answer.
-    const requestHash = createHash('sha256').update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', query, body })).digest('hex');
-    // A retry of a request that already succeeded is answered before anything is checked again:
-    // the booking exists even if the request would no longer pass (lead time, archived records).
+    // The route family and the caller are part of the request: a public caller can never replay a
+    // dashboard answer, nor one caller another's.
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify({ kind, via: principal.kind === 'public' ? 'public' : 'api', caller: idempotencyCaller(principal), query, body }))
+      .digest('hex');
+    // A retry of a request that already succeeded is answered before the slot is checked again
+    // (the booking exists even if the request would no longer pass: lead time, archived records),
+    // but not before the caller's location scope: a narrowed user does not read it back.
     if (idempotencyKey) {
       const replay = await storedAnswer(db, companyId, idempotencyKey, requestHash);
-      if (replay) return { appointment: replay, replayed: true };
+      if (replay) {
+        if (!visible(principal, { ...replay, createdVia: principal.kind === 'public' ? 'public' : 'api' })) throw notFound('Appointment not found');
+        return { appointment: replay, replayed: true };
+      }
     }
     const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, {
       checkLeadTime: true,
@@ -423,12 +469,20 @@ export function createAppointmentService(deps: AppointmentDeps) {
       created = undefined;
       return idempotent(trx, companyId, idempotencyKey, requestHash, async () => {
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
+        const publicHold = kind === 'hold' && principal.kind === 'public' && deps.publicHoldsPerCompany !== undefined;
         const slotCheck = { now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
         // Someone holds one of these locks: when what is committed already fills the slot, refuse
         // now instead of queueing behind them only to be refused (the fast refusal of issue 11).
-        await repo.lock(trx, lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }), {
-          whenContended: async () => void (await checkSlot(trx, companyId, slot, customerId, slotCheck)),
-        });
+        await repo.lock(
+          trx,
+          [
+            ...lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }),
+            // Public holds of a company are counted under a lock of their own, so the cap holds.
+            ...(publicHold ? [`${companyId}:public-holds`] : []),
+          ],
+          { whenContended: async () => void (await checkSlot(trx, companyId, slot, customerId, slotCheck)) },
+        );
+        if (publicHold) await assertPublicHoldRoom(trx, companyId, deps.publicHoldsPerCompany!, now);
         const resourceIds = await checkSlot(trx, companyId, slot, customerId, slotCheck);
         const id = randomUUID();
         await repo.insert(
@@ -537,6 +591,17 @@ export function createAppointmentService(deps: AppointmentDeps) {
     return { result: toApi(confirmed), changed: [] };
   }
 
+  async function customerExists(companyId: string, email: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('customers')
+      .select('id')
+      .where('companyId', '=', companyId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+      .where('archivedAt', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: CustomerDetails & { CustomerId?: string | undefined }) {
     const now = clock();
     const before = await readVisible(db, principal, companyId, id);
@@ -559,6 +624,10 @@ export function createAppointmentService(deps: AppointmentDeps) {
     // A hold without a customer gets one here; it is found or created before the locks, so the
     // customer's lock is taken with the others and their limits cannot be raced.
     let newCustomerId: string | null = null;
+    // A booking page that names an existing customer's email proves nothing about the address:
+    // the customer's record stays as it is (findOrCreateCustomer never overwrites) and the
+    // appointment sends the customer no message (issue 12).
+    const unconfirmed = principal.kind === 'public' && !before.customerId && customer.email !== undefined && (await customerExists(companyId, customer.email));
     return changeExisting(
       companyId,
       principal,
@@ -579,7 +648,7 @@ export function createAppointmentService(deps: AppointmentDeps) {
           ignoreExternalEvents: row.ignoreExternalEvents,
         });
         const fromReserved = row.status === 'RS';
-        const updated = await repo.update(trx, row, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}) });
+        const updated = await repo.update(trx, row, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}), ...(unconfirmed ? { customerUnconfirmed: true } : {}) });
         // A reservation becomes a booking and is confirmed by the same call.
         await emit(trx, updated, fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT']);
         return { result: toApi(updated), changed: [updated] };

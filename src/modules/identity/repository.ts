@@ -24,13 +24,62 @@ export function createIdentityRepository(db: Db) {
       return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    updateUser(id: string, changes: { name?: string; passwordHash?: string }) {
+    updateUser(id: string, changes: { name?: string }) {
       return db
         .updateTable('users')
         .set({ ...changes, updatedAt: new Date() })
         .where('id', '=', id)
-        .returning(['id', 'email', 'name', 'createdAt'])
+        .returning(['id', 'email', 'name', 'createdAt', 'tokenVersion'])
         .executeTakeFirstOrThrow();
+    },
+
+    /**
+     * A new password ends every session: the token version moves on (every dashboard JWT issued
+     * before is refused) and every refresh token of the user, in every company, is revoked.
+     */
+    changePassword(id: string, changes: { name?: string; passwordHash: string }) {
+      return db.transaction().execute(async (trx) => {
+        const now = new Date();
+        const user = await trx
+          .updateTable('users')
+          .set((eb) => ({ ...changes, tokenVersion: eb('tokenVersion', '+', 1), failedSignIns: 0, signInLockedUntil: null, updatedAt: now }))
+          .where('id', '=', id)
+          .returning(['id', 'email', 'name', 'createdAt', 'tokenVersion'])
+          .executeTakeFirstOrThrow();
+        await trx.updateTable('refreshTokens').set({ revokedAt: now }).where('userId', '=', id).where('revokedAt', 'is', null).execute();
+        return user;
+      });
+    },
+
+    /**
+     * Counts a failed sign-in in one statement (concurrent failures all count). From the
+     * `afterFailures`th on, the account is locked for baseSeconds, doubling with each further
+     * failure up to maxSeconds. Returns the lock's end, if any.
+     */
+    async recordFailedSignIn(id: string, lock: { afterFailures: number; baseSeconds: number; maxSeconds: number }): Promise<Date | null> {
+      const row = await db
+        .updateTable('users')
+        .set({
+          failedSignIns: sql`failed_sign_ins + 1`,
+          signInLockedUntil: sql`case when failed_sign_ins + 1 >= ${lock.afterFailures}
+            then now() + make_interval(secs => least(${lock.maxSeconds}::float8, ${lock.baseSeconds}::float8 * power(2::float8, least(failed_sign_ins + 1 - ${lock.afterFailures}, 30))))
+            else sign_in_locked_until end`,
+        })
+        .where('id', '=', id)
+        .returning('signInLockedUntil')
+        .executeTakeFirst();
+      return row?.signInLockedUntil ?? null;
+    },
+
+    clearFailedSignIns(id: string) {
+      return db.updateTable('users').set({ failedSignIns: 0, signInLockedUntil: null }).where('id', '=', id).where('failedSignIns', '>', 0).execute();
+    },
+
+    /** Links an external identity to the signed-in user; false when it belongs to someone else. */
+    async linkIdentity(userId: string, issuer: string, subject: string): Promise<boolean> {
+      await db.insertInto('externalIdentities').values({ issuer, subject, userId }).onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing()).execute();
+      const row = await db.selectFrom('externalIdentities').select('userId').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirstOrThrow();
+      return row.userId === userId;
     },
 
     membershipsOfUser(userId: string) {

@@ -5,7 +5,7 @@ import { Email, Uuid, errorResponses, Security } from '../../platform/http/schem
 import { requireCompany, requireUser } from '../../platform/auth/principal.js';
 import type { IdentityService } from './service.js';
 
-const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
+export const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters, not one of the most common passwords' });
 
 const User = Type.Object({
   id: Uuid(),
@@ -50,7 +50,7 @@ export function registerIdentityRoutes(app: App, deps: { identity: IdentityServi
         tags: TAGS,
         summary: 'Sign in; returns the dashboard JWT',
         body: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }, { additionalProperties: false }),
-        response: { 200: DashboardSession, ...errorResponses(400, 401) },
+        response: { 200: DashboardSession, ...errorResponses(400, 401, 429) },
       },
     },
     async (request, reply) => {
@@ -95,10 +95,38 @@ export function registerIdentityRoutes(app: App, deps: { identity: IdentityServi
           },
           { additionalProperties: false },
         ),
-        response: { 200: User, ...errorResponses(400, 401, 403) },
+        response: {
+          200: Type.Object({
+            ...User.properties,
+            accessToken: Type.Optional(
+              Type.String({ description: 'After a password change only: a new dashboard JWT. Every session issued before the change (this one included) has ended, and every refresh token is revoked.' }),
+            ),
+          }),
+          ...errorResponses(400, 401, 403, 429),
+        },
       },
     },
-    async (request) => identity.updateMe(requireUser(request.principal).userId, request.body),
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return identity.updateMe(requireUser(request.principal).userId, request.body);
+    },
+  );
+
+  app.post(
+    '/v3/auth/me/identities',
+    {
+      config: { access: { mode: 'user', machineMessage: 'Machine tokens have no dashboard profile' } },
+      schema: {
+        tags: TAGS,
+        summary: 'Link an identity provider account to the signed-in user',
+        description:
+          'An account that has a password is never linked to an identity provider by email alone. Its owner signs in and sends an identity token of the configured provider here; from then on that provider account signs in as this user.',
+        security: Security.dashboardUser,
+        body: Type.Object({ identityToken: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ issuer: Type.String(), subject: Type.String() }), ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request) => identity.linkIdentity(requireUser(request.principal).userId, request.body.identityToken),
   );
 
   app.post(

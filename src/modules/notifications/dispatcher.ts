@@ -208,7 +208,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (failed.length) throw new AggregateError(failed.map((f) => f.reason as unknown), 'webhook delivery failed');
   }
 
-  async function messageData(event: ClaimedEvent): Promise<{ data: MessageData; channels: { EMAIL: boolean; SMS: boolean } } | null> {
+  async function messageData(event: ClaimedEvent): Promise<{ data: MessageData; channels: { EMAIL: boolean; SMS: boolean }; customerUnconfirmed: boolean } | null> {
     const { companyId } = event;
     let appointment = event.payload;
     let previousAppointment: Appointment | null = null;
@@ -220,7 +220,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         appointment = toApi(replacement);
       }
     }
-    const [company, location, service, customer, resources] = await Promise.all([
+    const [company, location, service, customer, resources, unconfirmed] = await Promise.all([
       db.selectFrom('companies').select(['name', 'disableEmailNotifications', 'disableSmsNotifications']).where('id', '=', companyId).executeTakeFirst(),
       db.selectFrom('locations').select(['name', 'timezoneName', 'address', 'phone', 'email']).where('companyId', '=', companyId).where('id', '=', appointment.locationId).executeTakeFirst(),
       db.selectFrom('services').select(['name', 'duration']).where('companyId', '=', companyId).where('id', '=', appointment.serviceId).executeTakeFirst(),
@@ -230,6 +230,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       appointment.resourceIds.length
         ? db.selectFrom('resources').select(['id', 'name', 'email', 'phone']).where('companyId', '=', companyId).where('id', 'in', appointment.resourceIds).orderBy('name').orderBy('id').execute()
         : Promise.resolve([]),
+      // Booked from a public page under an existing customer's email: the address is unproven.
+      db.selectFrom('appointments').select('customerUnconfirmed').where('companyId', '=', companyId).where('id', '=', appointment.id).executeTakeFirst(),
     ]);
     if (!company || !location || !service) return null;
     return {
@@ -244,6 +246,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       },
       // The company's channel flags suppress their channel (webhooks are not affected).
       channels: { EMAIL: !company.disableEmailNotifications, SMS: !company.disableSmsNotifications },
+      customerUnconfirmed: unconfirmed?.customerUnconfirmed === true,
     };
   }
 
@@ -253,10 +256,10 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (event.trigger === 'NEW_APPOINTMENT' && event.payload.rescheduledFromId) return;
     const loaded = await messageData(event);
     if (!loaded) return;
-    const { data, channels } = loaded;
+    const { data, channels, customerUnconfirmed } = loaded;
     const type = TEMPLATE_OF[event.trigger];
     const recipients: Array<{ recipientType: RecipientType; channel: Channel; to: string }> = [];
-    if (data.customer) {
+    if (data.customer && !customerUnconfirmed) {
       recipients.push({ recipientType: 'CUSTOMER', channel: 'EMAIL', to: data.customer.email });
       if (data.customer.phone) recipients.push({ recipientType: 'CUSTOMER', channel: 'SMS', to: data.customer.phone });
     }

@@ -18,7 +18,8 @@ const DOCS_ASSETS: Record<string, { file: string; type: string }> = {
   'swagger-ui.css': { file: join(swaggerUiDir, 'swagger-ui.css'), type: 'text/css; charset=utf-8' },
   'swagger-ui-bundle.js': { file: join(swaggerUiDir, 'swagger-ui-bundle.js'), type: 'application/javascript; charset=utf-8' },
 };
-const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'";
+// frame-ancestors 'none': the page (which holds a docs token) cannot be framed for clickjacking.
+const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 export interface OperationsDeps {
   db: Db;

@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
 import { IdParams, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { forbidden } from '../../platform/errors.js';
 import { StringEnum } from '../catalog/fields.js';
 import { CHANNELS, RECIPIENT_TYPES, TEMPLATE_TYPES } from './defaults.js';
 import type { TemplateService } from './service.js';
@@ -48,6 +50,16 @@ const ListQuery = Type.Object({
 
 // Templates are company-wide settings; Resource-role users have no access to them.
 const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+
+/**
+ * A company-wide template speaks for every location, so a User limited to some locations may read
+ * templates but not change them (issue 12); Owners, Admins and unscoped Users may.
+ */
+function assertMayEditTemplates(principal: Principal | null) {
+  if (principal?.kind === 'dashboard' && principal.role === 'User' && principal.locationAccessMode === 'LOCATIONS') {
+    throw forbidden('Templates are company-wide: a user limited to some locations cannot change them');
+  }
+}
 const TAGS = ['Templates'];
 
 export function registerTemplateRoutes(app: App, { templates }: { templates: TemplateService }) {
@@ -116,6 +128,7 @@ export function registerTemplateRoutes(app: App, { templates }: { templates: Tem
       },
     },
     async (request, reply) => {
+      assertMayEditTemplates(request.principal);
       const { template, created } = await templates.upsert(requireCompany(request.principal).companyId, request.body);
       return reply.status(created ? 201 : 200).send(template);
     },
@@ -134,6 +147,7 @@ export function registerTemplateRoutes(app: App, { templates }: { templates: Tem
       },
     },
     async (request, reply) => {
+      assertMayEditTemplates(request.principal);
       await templates.remove(requireCompany(request.principal).companyId, request.params.id);
       return reply.status(204).send(null);
     },

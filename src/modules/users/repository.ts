@@ -56,8 +56,86 @@ export function createUserRepository(db: Db) {
         .execute();
     },
 
-    insertUser(trx: Transaction<Database>, user: { id: string; email: string; name: string; passwordHash: string }) {
-      return trx.insertInto('users').values(user).execute();
+    /** Replaces the pending invitation of the address (if any) with a new one. */
+    async upsertInvitation(
+      trx: Transaction<Database>,
+      invitation: { companyId: string; id: string; email: string; tokenHash: string; invitedByUserId: string; expiresAt: Date } & Omit<MembershipChange, 'userId'>,
+    ) {
+      await trx
+        .deleteFrom('invitations')
+        .where('companyId', '=', invitation.companyId)
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', invitation.email.toLowerCase()))
+        .where('acceptedAt', 'is', null)
+        .execute();
+      return trx
+        .insertInto('invitations')
+        .values(invitation)
+        .returning(['id', 'email', 'role', 'locationAccessMode', 'allowedLocationIds', 'linkedResourceId', 'expiresAt', 'createdAt'])
+        .executeTakeFirstOrThrow();
+    },
+
+    invitationByTokenHash(tokenHash: string) {
+      return db
+        .selectFrom('invitations as i')
+        .innerJoin('companies as c', 'c.id', 'i.companyId')
+        .select(['i.companyId', 'i.id', 'i.email', 'i.role', 'i.locationAccessMode', 'i.allowedLocationIds', 'i.linkedResourceId', 'i.invitedByUserId', 'i.expiresAt', 'i.acceptedAt', 'c.suspendedAt', 'c.name as companyName'])
+        .where('i.tokenHash', '=', tokenHash)
+        .executeTakeFirst();
+    },
+
+    /** Marks the invitation accepted; false when it was accepted (or replaced) meanwhile. */
+    async acceptInvitation(trx: Transaction<Database>, companyId: string, id: string): Promise<boolean> {
+      const result = await trx.updateTable('invitations').set({ acceptedAt: new Date() }).where('companyId', '=', companyId).where('id', '=', id).where('acceptedAt', 'is', null).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    userForInvitation(trx: Transaction<Database>, email: string) {
+      return trx
+        .selectFrom('users')
+        .select(['id', 'passwordHash', 'emailVerifiedAt'])
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+        .forUpdate()
+        .executeTakeFirst();
+    },
+
+    insertVerifiedUser(trx: Transaction<Database>, user: { id: string; email: string; name: string; passwordHash: string }) {
+      return trx.insertInto('users').values({ ...user, emailVerifiedAt: new Date() }).execute();
+    },
+
+    /**
+     * The address of an account that never proved it has now been proven by whoever accepted an
+     * invitation sent there: that person takes the account over, as with a password reset. Every
+     * session and refresh token of the account ends.
+     */
+    async resetUnverifiedAccount(trx: Transaction<Database>, userId: string, passwordHash: string, name: string | undefined) {
+      const now = new Date();
+      await trx
+        .updateTable('users')
+        .set((eb) => ({ passwordHash, ...(name ? { name } : {}), emailVerifiedAt: now, tokenVersion: eb('tokenVersion', '+', 1), failedSignIns: 0, signInLockedUntil: null, updatedAt: now }))
+        .where('id', '=', userId)
+        .execute();
+      await trx.updateTable('refreshTokens').set({ revokedAt: now }).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
+    },
+
+    /** Ends the refresh tokens a user holds for this company (demotion from Owner, removal). */
+    revokeRefreshTokens(trx: Transaction<Database>, companyId: string, userId: string) {
+      return trx.updateTable('refreshTokens').set({ revokedAt: new Date() }).where('companyId', '=', companyId).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
+    },
+
+    /** Revokes the client credentials a user created in this company (removal). Returns how many. */
+    async revokeClientCredentialsOf(trx: Transaction<Database>, companyId: string, userId: string): Promise<number> {
+      const result = await trx
+        .updateTable('clientCredentials')
+        .set({ revokedAt: new Date() })
+        .where('companyId', '=', companyId)
+        .where('createdByUserId', '=', userId)
+        .where('revokedAt', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    deleteMembership(trx: Transaction<Database>, companyId: string, userId: string) {
+      return trx.deleteFrom('companyUsers').where('companyId', '=', companyId).where('userId', '=', userId).execute();
     },
 
     upsertMembership(trx: Transaction<Database>, companyId: string, change: MembershipChange) {

@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { Email, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { Email, IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { baseUrlOf } from '../../platform/http/types.js';
+import { Password } from '../identity/routes.js';
+import { MACHINE_USER_ADMIN_MESSAGE } from './role-rules.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { IdList, StringEnum } from '../catalog/fields.js';
 import type { UserService } from './service.js';
@@ -24,15 +27,27 @@ const Member = Type.Object(
     linkedResourceId: Type.Union([Uuid(), Type.Null()]),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
-    temporaryPassword: Type.Optional(Type.String({ description: 'Only for an account setUsers just created without a password; shown once' })),
   },
   { $id: 'DashboardUser' },
 );
 
+const Invitation = Type.Object({
+  id: Uuid(),
+  email: Type.String(),
+  role: Role,
+  locationAccessMode: Type.String(),
+  allowedLocationIds: Type.Array(Uuid()),
+  linkedResourceId: Type.Union([Uuid(), Type.Null()]),
+  expiresAt: Type.String({ format: 'date-time' }),
+  emailSent: Type.Boolean({ description: 'false: the mail could not be sent (or SMTP is not configured); call setUsers again to resend' }),
+});
+
 const MANAGE = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const] } };
+/** User administration: Owner or Admin dashboard users only; machine tokens get 403 (decisions.md). */
+const ADMINISTER = { access: { ...MANAGE.access, machineMessage: MACHINE_USER_ADMIN_MESSAGE } };
 const TAGS = ['Users'];
 
-export function registerUserRoutes(app: App, { users }: { users: UserService }) {
+export function registerUserRoutes(app: App, { users, publicBaseUrl }: { users: UserService; publicBaseUrl: string | undefined }) {
   app.addSchema(Member);
   const ref = Type.Ref('DashboardUser');
 
@@ -57,11 +72,13 @@ export function registerUserRoutes(app: App, { users }: { users: UserService }) 
   app.post(
     '/v3/users/setUsers',
     {
-      config: MANAGE,
+      config: ADMINISTER,
       schema: {
         tags: TAGS,
-        summary: 'Add or update dashboard users by email, with role and access',
-        description: 'Owner may assign any role; Admin may not assign Owner or change another Admin\'s role. At least one Owner must remain. All changes apply together or not at all.',
+        summary: 'Update members by email; invite anyone else',
+        description:
+          'A member of the company has role and access changed at once (data). Anyone else, with an account or not, is sent an invitation by email (invitations) and becomes a member only by accepting it at POST /v3/auth/acceptInvitation with the mailed token. ' +
+          'Owner may assign any role; Admin may not assign Owner or change another Admin\'s role. At least one Owner must remain. All changes apply together or not at all. Dashboard users only: machine tokens get 403.',
         security: Security.company,
         body: Type.Object(
           {
@@ -69,8 +86,6 @@ export function registerUserRoutes(app: App, { users }: { users: UserService }) 
               Type.Object(
                 {
                   email: Email(),
-                  name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-                  password: Type.Optional(Type.String({ minLength: 8, maxLength: 256, description: 'For a new account; omitted, a temporary one is returned' })),
                   ...Access,
                 },
                 { additionalProperties: false },
@@ -80,16 +95,16 @@ export function registerUserRoutes(app: App, { users }: { users: UserService }) 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ data: Type.Array(ref) }), ...errorResponses(400, 401, 403) },
+        response: { 200: Type.Object({ data: Type.Array(ref), invitations: Type.Array(Invitation) }), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => users.setUsers(requireCompany(request.principal), request.body.users),
+    async (request) => users.setUsers(requireCompany(request.principal), request.body.users, baseUrlOf(request, publicBaseUrl)),
   );
 
   app.post(
     '/v3/users/adjustUsers',
     {
-      config: MANAGE,
+      config: ADMINISTER,
       schema: {
         tags: TAGS,
         summary: 'Change role and access of existing dashboard users, by user id',
@@ -104,5 +119,47 @@ export function registerUserRoutes(app: App, { users }: { users: UserService }) 
       },
     },
     async (request) => users.adjustUsers(requireCompany(request.principal), request.body.users),
+  );
+
+  app.delete(
+    '/v3/users/:id',
+    {
+      config: ADMINISTER,
+      schema: {
+        tags: TAGS,
+        summary: 'Remove a member from the company',
+        description:
+          'Owner removes anyone; Admin removes Users, Resource-role users and themselves. The last Owner cannot be removed. The member\'s refresh tokens for the company and the client credentials they created are revoked.',
+        security: Security.company,
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await users.removeUser(requireCompany(request.principal), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v3/auth/acceptInvitation',
+    {
+      config: { access: { mode: 'none' } },
+      schema: {
+        tags: ['Identity'],
+        summary: 'Accept an invitation with the token mailed to the invited address',
+        description:
+          'The token proves the caller reads mail at the address. No account yet: password (and optionally name) make one. An account that never confirmed its address: password is required and replaces the old one, ending its sessions. A confirmed account: send no password; sign in with the existing one.',
+        body: Type.Object(
+          { token: Type.String({ minLength: 1, maxLength: 200 }), password: Type.Optional(Password), name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ companyId: Uuid(), companyName: Type.String(), ...Member.properties }),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      },
+    },
+    async (request) => users.acceptInvitation(request.body),
   );
 }

@@ -200,7 +200,9 @@ export async function deliverWebhook(options: DeliveryOptions): Promise<Delivery
     if (!Array.isArray(addresses) || addresses.length === 0) return done(false, `dns: ${hostname} has no addresses`);
     for (const candidate of addresses) {
       const allowed = typeof candidate === 'string' && (!isForbiddenAddress(candidate) || (allowance !== undefined && isLoopback(candidate)));
-      if (!allowed) return done(false, short(`refused: ${hostname} resolves to the non-public address ${String(candidate)}`));
+      // The record says what happened, never which internal address a name resolved to: the
+      // company reads it, and it would map the network behind this service for them.
+      if (!allowed) return done(false, short(`refused: ${hostname} resolves to a non-public address`));
     }
     const pinned = addresses.find((a) => isIP(a) === 4) ?? addresses[0]!;
     address = pinned;

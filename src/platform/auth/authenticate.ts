@@ -11,6 +11,14 @@ export const INVALID_CLIENT_ID_MESSAGE = 'Invalid Client ID';
 export const USER_NOT_ASSOCIATED_MESSAGE = 'User is not associated with the company of this API key';
 export const DOCS_TOKEN_MESSAGE = 'A docs token only opens the documentation at /docs; it cannot call the API';
 
+/** Why an identity provider's token does not sign anyone in. */
+export const OIDC_REFUSALS = {
+  'no-email': 'The identity token has no email claim and is not linked to an account',
+  'email-not-verified': 'The identity provider has not verified this email address (email_verified must be true)',
+  'password-account':
+    'An account with this email signs in with a password; sign in with it and link this identity at POST /v3/auth/me/identities',
+} as const;
+
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function defaultAccess(url: string | undefined): Access {
@@ -36,11 +44,14 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `https://Booking.Example.com:8443` → `booking.example.com:8443`; null when not an http(s) origin. */
-export function originHost(origin: string): string | null {
+/**
+ * `https://Booking.Example.com:8443` → `booking.example.com:8443`; null when not an https origin
+ * (or http, with `allowHttp`: a page served over http can be changed by anyone on its network).
+ */
+export function originHost(origin: string, allowHttp = false): string | null {
   try {
     const url = new URL(origin);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return null;
     return url.host.toLowerCase();
   } catch {
     return null;
@@ -50,9 +61,11 @@ export function originHost(origin: string): string | null {
 export interface AuthenticationDeps {
   tokens: TokenService;
   principals: PrincipalRepository;
+  /** Accept http:// origins on public routes (PUBLIC_ALLOW_HTTP_ORIGINS; development only). */
+  publicHttpOrigins?: boolean;
 }
 
-export function createAuthenticator({ tokens, principals }: AuthenticationDeps) {
+export function createAuthenticator({ tokens, principals, publicHttpOrigins = false }: AuthenticationDeps) {
   async function publicPrincipal(request: FastifyRequest): Promise<Principal> {
     const clientId = singleHeader(request, 'x-client-id');
     if (!clientId) throw unauthorized(INVALID_CLIENT_ID_MESSAGE);
@@ -61,8 +74,10 @@ export function createAuthenticator({ tokens, principals }: AuthenticationDeps) 
     if (company.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
     const origin = singleHeader(request, 'origin');
     if (!origin) throw forbidden('Origin header is required on public routes');
-    const host = originHost(origin);
-    if (!host || !company.allowedDomains.includes(host)) throw forbidden('Origin is not an allowed domain of this company');
+    const host = originHost(origin, publicHttpOrigins);
+    if (!host || !company.allowedDomains.includes(host)) {
+      throw forbidden(originHost(origin, true) && !host ? 'Origin must be https' : 'Origin is not an allowed domain of this company');
+    }
     return { kind: 'public', companyId: company.id, origin };
   }
 
@@ -96,12 +111,16 @@ export function createAuthenticator({ tokens, principals }: AuthenticationDeps) 
       return { kind: 'machine', companyId, clientId, scopes };
     }
 
-    const userId =
-      verified.kind === 'oidc'
-        ? await principals.userIdForExternalEmail(verified.email, verified.name)
-        : verified.claims.userId;
-    if (verified.kind === 'dashboard' && !(await principals.userExists(userId))) {
-      throw unauthorized('Invalid or expired token');
+    let userId: string;
+    if (verified.kind === 'oidc') {
+      const match = await principals.userForExternalIdentity(verified);
+      if (match.kind === 'refused') throw unauthorized(OIDC_REFUSALS[match.reason]);
+      userId = match.userId;
+    } else {
+      userId = verified.claims.userId;
+      // A password change bumps the user's version: every token issued before it stops here.
+      const user = await principals.userTokenVersion(userId);
+      if (!user || user.tokenVersion !== verified.claims.tokenVersion) throw unauthorized('Invalid or expired token');
     }
     if (access.mode === 'user' || access.mode === 'userOrMachine') return { kind: 'user', userId };
 
@@ -131,7 +150,8 @@ export function registerAuthentication(app: FastifyInstance, deps: Authenticatio
   app.addHook('onRequest', authenticate);
 
   // Public booking pages call from browsers: answer CORS preflights, and let the allowed origin
-  // read the answers. The real request is still checked against the company's allowed domains.
+  // read the answers. A preflight carries no x-client-id, so it is answered for an origin that
+  // some company allows; the real request is still checked against its company's domains.
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.principal?.kind === 'public') {
       reply.header('access-control-allow-origin', request.principal.origin);
@@ -141,7 +161,10 @@ export function registerAuthentication(app: FastifyInstance, deps: Authenticatio
   });
   app.options('/v3/public/*', { config: { access: { mode: 'none' } }, schema: { hide: true } }, async (request, reply) => {
     const origin = singleHeader(request, 'origin');
-    if (origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    reply.header('vary', 'Origin');
+    const host = origin ? originHost(origin, deps.publicHttpOrigins) : null;
+    if (!origin || !host || !(await deps.principals.isAllowedDomainAnywhere(host))) return reply.status(204).send();
+    reply.header('access-control-allow-origin', origin);
     return reply
       .header('access-control-allow-methods', 'GET, POST, PUT, OPTIONS')
       .header('access-control-allow-headers', 'x-client-id, content-type')

@@ -2,6 +2,10 @@ import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../database/index.js';
 
+export type ExternalIdentityMatch =
+  | { kind: 'user'; userId: string }
+  | { kind: 'refused'; reason: 'no-email' | 'email-not-verified' | 'password-account' };
+
 /** The reads the authentication hook needs, each one query. */
 export function createPrincipalRepository(db: Db) {
   return {
@@ -32,6 +36,18 @@ export function createPrincipalRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** Whether any company lists this host among its allowed domains (CORS preflights). */
+    async isAllowedDomainAnywhere(host: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('companies')
+        .select('id')
+        .where(sql<boolean>`${host} = any(allowed_domains)`)
+        .where('suspendedAt', 'is', null)
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     membership(companyId: string, userId: string) {
       return db
         .selectFrom('companyUsers')
@@ -41,29 +57,66 @@ export function createPrincipalRepository(db: Db) {
         .executeTakeFirst();
     },
 
-    userExists(userId: string) {
-      return db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    /** The user's current token version: a dashboard JWT of another version is no longer valid. */
+    userTokenVersion(userId: string) {
+      return db.selectFrom('users').select(['id', 'tokenVersion']).where('id', '=', userId).executeTakeFirst();
     },
 
-    /** Users from an external OpenID Connect issuer are matched by email, and created on first sight. */
-    async userIdForExternalEmail(email: string, name: string | undefined): Promise<string> {
-      const existing = await db
-        .selectFrom('users')
-        .select('id')
-        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    /**
+     * The user of an external OpenID Connect identity. Found by (issuer, subject); the first time,
+     * an email the issuer has verified may match an account that has no password (one made by the
+     * issuer before identities were recorded), or make a new one. An account with a password is
+     * never taken over: its owner links the identity while signed in (POST /v3/auth/me/identities).
+     */
+    async userForExternalIdentity(identity: { issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string | undefined }): Promise<ExternalIdentityMatch> {
+      const linked = await db
+        .selectFrom('externalIdentities as ei')
+        .innerJoin('users as u', 'u.id', 'ei.userId')
+        .select(['u.id', 'u.tokenVersion'])
+        .where('ei.issuer', '=', identity.issuer)
+        .where('ei.subject', '=', identity.subject)
         .executeTakeFirst();
-      if (existing) return existing.id;
-      await db
-        .insertInto('users')
-        .values({ id: randomUUID(), email, name: name ?? email, passwordHash: null })
-        .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
-        .execute();
-      const row = await db
-        .selectFrom('users')
-        .select('id')
-        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
-        .executeTakeFirstOrThrow();
-      return row.id;
+      if (linked) return { kind: 'user', userId: linked.id };
+      if (!identity.email) return { kind: 'refused', reason: 'no-email' };
+      if (!identity.emailVerified) return { kind: 'refused', reason: 'email-not-verified' };
+      const email = identity.email;
+      return db.transaction().execute(async (trx) => {
+        const byEmail = (conn: typeof trx) =>
+          conn
+            .selectFrom('users')
+            .select(['id', 'passwordHash'])
+            .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+            .forUpdate()
+            .executeTakeFirst();
+        let user = await byEmail(trx);
+        if (user?.passwordHash) return { kind: 'refused', reason: 'password-account' } as const;
+        if (!user) {
+          await trx
+            .insertInto('users')
+            .values({ id: randomUUID(), email, name: identity.name ?? email, passwordHash: null, emailVerifiedAt: new Date() })
+            .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+            .execute();
+          user = await byEmail(trx);
+          if (!user || user.passwordHash) return { kind: 'refused', reason: 'password-account' } as const;
+        }
+        await trx
+          .updateTable('users')
+          .set((eb) => ({ emailVerifiedAt: eb.fn.coalesce('emailVerifiedAt', eb.val(new Date())) }))
+          .where('id', '=', user.id)
+          .execute();
+        await trx
+          .insertInto('externalIdentities')
+          .values({ issuer: identity.issuer, subject: identity.subject, userId: user.id })
+          .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
+          .execute();
+        const owner = await trx
+          .selectFrom('externalIdentities')
+          .select('userId')
+          .where('issuer', '=', identity.issuer)
+          .where('subject', '=', identity.subject)
+          .executeTakeFirstOrThrow();
+        return { kind: 'user', userId: owner.userId } as const;
+      });
     },
   };
 }

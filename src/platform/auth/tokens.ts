@@ -30,6 +30,8 @@ export interface MachineClaims {
 
 export interface DashboardClaims {
   userId: string;
+  /** The user's token version when the token was issued; a password change bumps it. */
+  tokenVersion: number;
 }
 
 export interface RefreshClaims {
@@ -47,7 +49,7 @@ export type VerifiedBearer =
   | { kind: 'machine'; claims: MachineClaims }
   | { kind: 'dashboard'; claims: DashboardClaims }
   | { kind: 'docs'; claims: DocsClaims }
-  | { kind: 'oidc'; email: string; name: string | undefined };
+  | { kind: 'oidc'; issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string | undefined };
 
 export class TokenError extends Error {}
 
@@ -93,7 +95,7 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
     },
 
     signDashboardToken(claims: DashboardClaims): Promise<string> {
-      return sign({ token_use: 'dashboard' }, 'dashboard', ttls.dashboardTokenTtlSeconds, authKey, claims.userId);
+      return sign({ token_use: 'dashboard', ver: claims.tokenVersion }, 'dashboard', ttls.dashboardTokenTtlSeconds, authKey, claims.userId);
     },
 
     signDocsToken(claims: DocsClaims): Promise<string> {
@@ -121,8 +123,16 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       if (oidc && oidcKeys && unverified.iss === oidc.issuer) {
         try {
           const { payload } = await jwtVerify(token, oidcKeys, { issuer: oidc.issuer, audience: oidc.audience });
-          if (typeof payload.email !== 'string') throw new TokenError('Identity token has no email claim');
-          return { kind: 'oidc', email: payload.email, name: typeof payload.name === 'string' ? payload.name : undefined };
+          if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenError('Identity token has no subject');
+          return {
+            kind: 'oidc',
+            issuer: oidc.issuer,
+            subject: payload.sub,
+            email: typeof payload.email === 'string' ? payload.email : undefined,
+            // Only a literal true counts: a missing claim or the string "true" proves nothing.
+            emailVerified: payload.email_verified === true,
+            name: typeof payload.name === 'string' ? payload.name : undefined,
+          };
         } catch (error) {
           throw error instanceof TokenError ? error : new TokenError('Invalid or expired token');
         }
@@ -152,7 +162,10 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
         return { kind: 'machine', claims: { companyId: payload.company_id, clientId: payload.client_id, scopes } };
       }
       if (audience[0] === 'dashboard' && payload.token_use === 'dashboard' && typeof payload.sub === 'string') {
-        return { kind: 'dashboard', claims: { userId: payload.sub } };
+        // Tokens issued before versions existed carry none: they count as version 0.
+        const tokenVersion = payload.ver === undefined ? 0 : payload.ver;
+        if (typeof tokenVersion !== 'number' || !Number.isInteger(tokenVersion)) throw new TokenError('Invalid or expired token');
+        return { kind: 'dashboard', claims: { userId: payload.sub, tokenVersion } };
       }
       if (audience[0] === 'docs' && payload.token_use === 'docs' && typeof payload.company_id === 'string') {
         return { kind: 'docs', claims: { companyId: payload.company_id } };

@@ -19,6 +19,32 @@ export interface UsersTable {
   passwordHash: string | null;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
+  tokenVersion: Generated<number>;
+  emailVerifiedAt: Date | null;
+  failedSignIns: Generated<number>;
+  signInLockedUntil: Date | null;
+}
+
+export interface ExternalIdentitiesTable {
+  issuer: string;
+  subject: string;
+  userId: string;
+  createdAt: CreatedAt;
+}
+
+export interface InvitationsTable {
+  companyId: string;
+  id: string;
+  email: string;
+  role: Role;
+  locationAccessMode: Generated<LocationAccessMode>;
+  allowedLocationIds: Generated<string[]>;
+  linkedResourceId: string | null;
+  tokenHash: string;
+  invitedByUserId: string | null;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  createdAt: CreatedAt;
 }
 
 export interface CompaniesTable {
@@ -251,6 +277,7 @@ export interface AppointmentsTable extends CustomFields {
   rescheduledToId: string | null;
   legacyId: string | null;
   createdVia: Generated<'api' | 'public'>;
+  customerUnconfirmed: Generated<boolean>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
 }
@@ -388,4 +415,6 @@ export interface Database {
   companyUsers: CompanyUsersTable;
   clientCredentials: ClientCredentialsTable;
   refreshTokens: RefreshTokensTable;
+  externalIdentities: ExternalIdentitiesTable;
+  invitations: InvitationsTable;
 }

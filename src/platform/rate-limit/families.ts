@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal.js';
  */
 export const FAMILIES = {
   oauthToken: 'OAuth token',
+  signIn: 'Sign-in',
   availability: 'Availability',
   apiRead: 'API read',
   apiWrite: 'API write',
@@ -22,6 +23,10 @@ export type Family = keyof typeof FAMILIES;
 export const refusalMessage = (family: Family) => `${FAMILIES[family]} rate limit exceeded`;
 
 export const OAUTH_TOKEN_ROUTE = '/v3/oauth/token';
+/** Routes that take a password or a sign-in secret: each costs Argon2 work or guards an account. */
+export const SIGN_IN_ROUTES = new Set(['POST /v3/auth/login', 'POST /v3/auth/signup', 'POST /v3/auth/token', 'PUT /v3/auth/me', 'POST /v3/auth/acceptInvitation']);
+export const PUBLIC_HOLD_ROUTE = '/v3/public/appointment/hold';
+export const PUBLIC_BOOK_ROUTE = '/v3/public/appointment/:id/book';
 export const APPOINTMENT_LIST_ROUTE = '/v3/appointments';
 export const APPOINTMENT_CURSOR_ROUTE = '/v3/appointments/cursor';
 
@@ -34,6 +39,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function familyOf(method: string, routeUrl: string | undefined): Family | undefined {
   if (!routeUrl?.startsWith('/v3/') || routeUrl === OAUTH_TOKEN_ROUTE) return undefined;
+  if (SIGN_IN_ROUTES.has(`${method} ${routeUrl}`)) return 'signIn';
   const read = READ_METHODS.has(method);
   // Public booking pages: their availability search is a public read like the rest of the page.
   if (routeUrl.startsWith('/v3/public/')) return read ? 'publicRead' : 'publicWrite';
@@ -51,6 +57,7 @@ export function familyOf(method: string, routeUrl: string | undefined): Family |
  */
 export function callerKey(principal: Principal, family: Family): string {
   if ((family === 'appointmentList' || family === 'appointmentCursor') && 'companyId' in principal) return `company:${principal.companyId}`;
+  if (family === 'signIn' && 'userId' in principal) return `user:${principal.userId}`;
   switch (principal.kind) {
     case 'machine':
     case 'public':

@@ -8,6 +8,8 @@ import {
   APPOINTMENT_CURSOR_ROUTE,
   APPOINTMENT_LIST_ROUTE,
   OAUTH_TOKEN_ROUTE,
+  PUBLIC_BOOK_ROUTE,
+  PUBLIC_HOLD_ROUTE,
   admissionKey,
   callerKey,
   familyOf,
@@ -25,6 +27,11 @@ export interface RateLimitDeps {
   config: RateLimitConfig;
   /** Shared counters for every instance (through the deadline and breaker); this instance's memory without it. */
   redis?: RedisGuard | undefined;
+  /**
+   * Whether a client id exists (revoked or not). Only known ids spend the per-client and global
+   * token budgets, so made-up ids cannot use up everyone's; without it every id counts as known.
+   */
+  knownClientId?: ((clientId: string) => Promise<boolean>) | undefined;
 }
 
 /** Seconds a refused admission (queue full or waited too long) asks the caller to wait. */
@@ -50,7 +57,7 @@ const wholeSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * Every response whose budget was counted carries RateLimit-Limit, RateLimit-Remaining,
  * RateLimit-Reset and RateLimit-Policy; a refusal is 429 with Retry-After.
  */
-export function registerRateLimits(app: FastifyInstance, { config, redis }: RateLimitDeps): void {
+export function registerRateLimits(app: FastifyInstance, { config, redis, knownClientId }: RateLimitDeps): void {
   if (!config.enabled) return;
 
   const memory = createMemoryStore();
@@ -90,23 +97,55 @@ export function registerRateLimits(app: FastifyInstance, { config, redis }: Rate
     }
   }
 
-  // Company and dashboard callers, public booking pages: one budget per family and caller.
+  /**
+   * Buckets of the caller's network address, spent before the caller's own: one address's
+   * flood is refused before it can spend a company's budget for everyone on its booking page.
+   * The address is request.ip, which honours X-Forwarded-For only from TRUST_PROXY's peers.
+   */
+  function addressBuckets(request: FastifyRequest, family: Family): Bucket[] {
+    const ip = request.ip;
+    if (family === 'signIn') return [{ key: `signIn:ip:${ip}`, budget: budgets.signIn }];
+    if (family === 'publicRead') return [{ key: `publicRead:ip:${ip}`, budget: budgets.publicReadIp }];
+    if (family === 'publicWrite') {
+      const buckets = [{ key: `publicWrite:ip:${ip}`, budget: budgets.publicWriteIp }];
+      if (request.method === 'POST' && request.routeOptions.url === PUBLIC_HOLD_ROUTE) buckets.push({ key: `publicWrite:hold-ip:${ip}`, budget: budgets.publicHoldIp });
+      return buckets;
+    }
+    return [];
+  }
+
+  // Company and dashboard callers, public booking pages: one budget per family and caller; sign-in
+  // routes and public pages also per network address.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const principal = request.principal;
-    if (!principal) return;
     const family = familyOf(request.method, request.routeOptions.url);
     if (!family || family === 'oauthToken') return;
+    const buckets = addressBuckets(request, family);
+    if (principal) buckets.push({ key: `${family}:${callerKey(principal, family)}`, budget: budgets[family] });
+    if (buckets.length === 0) return;
     // Booking pages run in browsers, which show scripts only the headers named here.
-    if (principal.kind === 'public') reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-    await spend(reply, family, [{ key: `${family}:${callerKey(principal, family)}`, budget: budgets[family] }]);
+    if (principal?.kind === 'public') reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    await spend(reply, family, buckets);
   });
 
-  // Token requests: per client id (from the body or HTTP Basic) and for the whole deployment.
+  // A public booking, per customer email across every company: a script cannot book one address
+  // into appointments over and over (the body is parsed by now).
+  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'PUT' || request.routeOptions.url !== PUBLIC_BOOK_ROUTE || request.principal?.kind !== 'public') return;
+    const email = (request.body as { email?: unknown } | undefined)?.email;
+    if (typeof email !== 'string' || email === '') return;
+    await spend(reply, 'publicWrite', [{ key: `publicWrite:book-email:${email.trim().toLowerCase().slice(0, 254)}`, budget: budgets.publicBookEmail }]);
+  });
+
+  // Token requests: per IP address; then, for a client id that exists, per client id and for the
+  // whole deployment. A made-up id spends only its sender's address budget.
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || request.routeOptions.url !== OAUTH_TOKEN_ROUTE) return;
     const clientId = oauthClientId(request);
-    const buckets: Bucket[] = [{ key: 'oauthToken:global', budget: budgets.oauthTokenGlobal }];
-    if (clientId !== undefined) buckets.unshift({ key: `oauthToken:client:${clientId}`, budget: budgets.oauthToken });
+    const buckets: Bucket[] = [{ key: `oauthToken:ip:${request.ip}`, budget: budgets.oauthTokenIp }];
+    if (clientId !== undefined && (!knownClientId || (await knownClientId(clientId)))) {
+      buckets.push({ key: `oauthToken:client:${clientId}`, budget: budgets.oauthToken }, { key: 'oauthToken:global', budget: budgets.oauthTokenGlobal });
+    }
     await spend(reply, 'oauthToken', buckets);
   });
 

@@ -179,6 +179,8 @@ interface BodyCell {
   plant: 'location' | 'service' | 'resource';
   /** Makes the request with `id` planted; `verify` checks afterwards that nothing was written. */
   run(headers: Record<string, string>, id: string): Promise<{ response: LightMyRequestResponse; verify(): Promise<void> }>;
+  /** User administration: dashboard users only (machine tokens get 403 before any id is read). */
+  dashboardOnly?: boolean;
 }
 
 async function serviceOfW() {
@@ -264,6 +266,7 @@ const BODY_CELLS: BodyCell[] = [
   ]),
   {
     name: 'POST /v3/users/setUsers with allowedLocationIds',
+    dashboardOnly: true,
     path: 'users.0.allowedLocationIds.0',
     plant: 'location',
     async run(headers, id) {
@@ -276,6 +279,7 @@ const BODY_CELLS: BodyCell[] = [
   },
   {
     name: 'POST /v3/users/setUsers with linkedResourceId',
+    dashboardOnly: true,
     path: 'users.0.linkedResourceId',
     plant: 'resource',
     async run(headers, id) {
@@ -286,6 +290,7 @@ const BODY_CELLS: BodyCell[] = [
   },
   {
     name: 'POST /v3/users/adjustUsers with allowedLocationIds',
+    dashboardOnly: true,
     path: 'users.0.allowedLocationIds.0',
     plant: 'location',
     async run(headers, id) {
@@ -298,6 +303,7 @@ const BODY_CELLS: BodyCell[] = [
   },
   {
     name: 'POST /v3/users/adjustUsers with linkedResourceId',
+    dashboardOnly: true,
     path: 'users.0.linkedResourceId',
     plant: 'resource',
     async run(headers, id) {
@@ -317,7 +323,9 @@ function noUserWithEmail(email: string) {
 
 for (const caller of CALLERS) {
   describe(`(b) B's ids and (d) unknown ids in a body, as the ${caller} of W`, () => {
-    for (const cell of BODY_CELLS) {
+    // Issue 12: user administration refuses machine tokens (403) before reading any id, so the
+    // users cells run as the Owner only (test/modules/users/users.test.ts covers the 403).
+    for (const cell of BODY_CELLS.filter((c) => !(c.dashboardOnly && caller === 'machine token'))) {
       test(`${cell.name}: B's ${cell.plant} id -> 400 naming it at ${cell.path}`, async () => {
         const foreignId = B[cell.plant];
         const { response, verify } = await cell.run(headersOf(caller, W), foreignId);

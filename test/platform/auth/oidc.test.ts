@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { CryptoKey } from 'jose';
-import { createTestContext, json } from '../../helpers/app.js';
+import { createTenant, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 
 // Dashboard JWTs from an external OpenID Connect issuer, verified against its JWKS (served here by
@@ -47,9 +47,10 @@ function idToken(claims: Record<string, unknown>, key: CryptoKey = privateKey, a
     .sign(key);
 }
 
-test('an issuer token signs the user in by email, and can create and use a company', async () => {
+test('an issuer token signs the user in by (issuer, subject), and can create and use a company', async () => {
   const email = `oidc-${randomUUID()}@example.com`;
-  const token = await idToken({ email, name: 'Ida External' });
+  const sub = randomUUID();
+  const token = await idToken({ sub, email, email_verified: true, name: 'Ida External' });
   const me = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${token}` } });
   assert.equal(me.statusCode, 200);
   assert.equal(json(me).email, email);
@@ -64,9 +65,46 @@ test('an issuer token signs the user in by email, and can create and use a compa
   const read = await context.app.inject({
     method: 'GET',
     url: '/v3/company',
-    headers: { authorization: `Bearer ${await idToken({ email })}`, 'x-api-key': json(company).apiKey },
+    headers: { authorization: `Bearer ${await idToken({ sub })}`, 'x-api-key': json(company).apiKey },
   });
-  assert.equal(read.statusCode, 200, 'a later token for the same email is the same user, the Owner');
+  assert.equal(read.statusCode, 200, 'a later token for the same subject is the same user, the Owner, even without an email');
+});
+
+// Issue 12, item 2: an issuer token for victim@... with email_verified false read the victim's
+// companies as Owner, and a verified one was linked to the victim's password account.
+test('an unverified email signs nobody in, and a password account is never taken over by email', async () => {
+  const victim = await createTenant(context.app);
+  for (const claims of [
+    { sub: randomUUID(), email: victim.email, email_verified: false },
+    { sub: randomUUID(), email: victim.email, email_verified: 'true' },
+    { sub: randomUUID(), email: victim.email },
+  ]) {
+    const response = await context.app.inject({ method: 'GET', url: '/v3/company', headers: { authorization: `Bearer ${await idToken(claims)}`, 'x-api-key': victim.apiKey } });
+    assert.equal(response.statusCode, 401, response.body);
+    assert.match(json(response).message, /not verified/);
+  }
+  const verifiedSub = randomUUID();
+  const verified = await idToken({ sub: verifiedSub, email: victim.email.toUpperCase(), email_verified: true });
+  const refused = await context.app.inject({ method: 'GET', url: '/v3/company', headers: { authorization: `Bearer ${verified}`, 'x-api-key': victim.apiKey } });
+  assert.equal(refused.statusCode, 401, refused.body);
+  assert.match(json(refused).message, /password/);
+
+  // The account's owner consents while signed in with the password: from then on the issuer
+  // account signs in as them.
+  const linked = await context.app.inject({
+    method: 'POST',
+    url: '/v3/auth/me/identities',
+    headers: { authorization: `Bearer ${victim.userToken}` },
+    payload: { identityToken: verified },
+  });
+  assert.equal(linked.statusCode, 200, linked.body);
+  assert.deepEqual(json(linked), { issuer: ISSUER, subject: verifiedSub });
+  const read = await context.app.inject({ method: 'GET', url: '/v3/company', headers: { authorization: `Bearer ${verified}`, 'x-api-key': victim.apiKey } });
+  assert.equal(read.statusCode, 200, read.body);
+  // Nobody else can link the same identity.
+  const other = await createTenant(context.app);
+  const again = await context.app.inject({ method: 'POST', url: '/v3/auth/me/identities', headers: { authorization: `Bearer ${other.userToken}` }, payload: { identityToken: verified } });
+  assert.equal(again.statusCode, 409, again.body);
 });
 
 test('issuer tokens with a wrong audience, an unknown key or no email are refused with 401', async () => {
@@ -75,6 +113,7 @@ test('issuer tokens with a wrong audience, an unknown key or no email are refuse
     await idToken({ email }, privateKey, 'someone-else'),
     await idToken({ email }, strangerKey),
     await idToken({ sub: 'no-email' }),
+    await idToken({ email, email_verified: true }),
   ]) {
     const response = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${token}` } });
     assert.equal(response.statusCode, 401);

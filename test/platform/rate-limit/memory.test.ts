@@ -59,7 +59,12 @@ describe('configuration', () => {
     assert.equal(rateLimits.keyPrefix, 'rl:');
     assert.deepEqual(rateLimits.budgets.apiRead, { limit: 1200, windowSeconds: 60 });
     assert.deepEqual(rateLimits.budgets.oauthTokenGlobal, { limit: 1200, windowSeconds: 60 });
-    for (const budget of Object.values(rateLimits.budgets)) assert.equal(budget.windowSeconds, 60);
+    // Every budget is per minute except the two of the public booking page that count slower
+    // abuse (issue 12): holds per address and bookings per customer email.
+    const { publicHoldIp, publicBookEmail, ...perMinute } = rateLimits.budgets;
+    for (const budget of Object.values(perMinute)) assert.equal(budget.windowSeconds, 60);
+    assert.deepEqual(publicHoldIp, { limit: 10, windowSeconds: 600 });
+    assert.deepEqual(publicBookEmail, { limit: 5, windowSeconds: 3600 });
     assert.deepEqual(rateLimits.admission.appointmentList, { concurrency: 4, companyConcurrency: 2, queue: 16, maxWaitMs: 2000 });
     assert.ok(rateLimits.admission.appointmentCursor.companyConcurrency > rateLimits.admission.appointmentList.companyConcurrency, 'the cursor is more relaxed');
     assert.ok(rateLimits.budgets.appointmentCursor.limit > rateLimits.budgets.appointmentList.limit, 'the cursor is more relaxed');
@@ -103,6 +108,11 @@ describe('families', () => {
     assert.equal(familyOf('PUT', '/v3/public/appointment/:id/book'), 'publicWrite');
     assert.equal(familyOf('GET', '/v3/appointments'), 'appointmentList');
     assert.equal(familyOf('GET', '/v3/appointments/cursor'), 'appointmentCursor');
+    // Issue 12, item 4: everything that takes a password or a sign-in secret.
+    for (const [method, url] of [['POST', '/v3/auth/login'], ['POST', '/v3/auth/signup'], ['POST', '/v3/auth/token'], ['PUT', '/v3/auth/me'], ['POST', '/v3/auth/acceptInvitation']] as const) {
+      assert.equal(familyOf(method, url), 'signIn', url);
+    }
+    assert.equal(familyOf('GET', '/v3/auth/me'), 'apiRead');
     for (const url of ['/healthz', '/readyz', '/docs', '/openapi.json', '/metrics', '/v3/oauth/token', undefined]) {
       assert.equal(familyOf('GET', url), undefined, String(url));
     }

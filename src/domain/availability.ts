@@ -285,17 +285,8 @@ function resourceSlots(
       if (!paddingMayOverflow && occupiedUntil > window.end) continue;
       while (busyIndex < hardBusy.length && hardBusy[busyIndex]!.end <= start) busyIndex++;
       if (busyIndex < hardBusy.length && hardBusy[busyIndex]!.start < occupiedUntil) continue;
-      // Appointments of this service at exactly this slot share it; any other overlap blocks it.
       while (appointmentIndex < mine.length && reach[appointmentIndex]! <= start) appointmentIndex++;
-      let sharing = 0;
-      let blocked = false;
-      for (let k = appointmentIndex; k < mine.length && mine[k]!.start < occupiedUntil; k++) {
-        const a = mine[k]!;
-        const aEnd = a.end + a.padding * MINUTE;
-        if (aEnd <= start) continue;
-        if (a.serviceId === service.id && a.start === start && a.end === end) sharing++;
-        else blocked = true;
-      }
+      const { sharing, blocked } = slotOccupancy(mine, appointmentIndex, service.id, start, end, occupiedUntil);
       if (blocked) continue;
       const capacity = service.availabilityType === 'allocation' ? (allocationCapacity(start) ?? service.bookingsPerSlot) : service.bookingsPerSlot;
       if (sharing >= capacity) continue;
@@ -303,6 +294,23 @@ function resourceSlots(
     }
   }
   return out;
+}
+
+/**
+ * What other appointments do to one slot of one resource (the capacity rule): appointments of the
+ * same service at exactly this start and end share it (one unit each); any other overlap, padding
+ * included, blocks it. `sorted` is by start; the scan begins at `from` (earlier ones cannot reach).
+ */
+export function slotOccupancy(sorted: ActiveAppointment[], from: number, serviceId: string, start: number, end: number, occupiedUntil: number): { sharing: number; blocked: boolean } {
+  let sharing = 0;
+  let blocked = false;
+  for (let k = from; k < sorted.length && sorted[k]!.start < occupiedUntil; k++) {
+    const a = sorted[k]!;
+    if (a.end + a.padding * MINUTE <= start) continue;
+    if (a.serviceId === serviceId && a.start === start && a.end === end) sharing++;
+    else blocked = true;
+  }
+  return { sharing, blocked };
 }
 
 function isoWeek(ms: number, zone: string): string {

@@ -8,7 +8,8 @@ import { isLockTimeout } from '../../platform/database/errors.js';
 import { transaction as runTransaction } from '../../platform/database/transaction.js';
 import type { AppointmentStatus, EventTrigger } from '../../platform/database/schema.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
-import { computeAvailability } from '../../domain/availability.js';
+import { computeAvailability, slotOccupancy } from '../../domain/availability.js';
+import type { ActiveAppointment } from '../../domain/availability.js';
 import type { RoundRobin } from '../../domain/availability.js';
 import { leadTimeProblem, limitProblem, resolveDuration, transitionProblem } from '../../domain/booking.js';
 import type { BookingProblem, Operation } from '../../domain/booking.js';
@@ -362,6 +363,32 @@ export function createAppointmentService(deps: AppointmentDeps) {
     throw new ApiError(400, msg, [fieldError('body', 'Unavailability.startTime', msg)]);
   }
 
+  /**
+   * True when the appointments already committed leave the requested slot no room, by the engine's
+   * own capacity rule (slotOccupancy): for named or COMBINED resources when any of them is full,
+   * for a pool (RANDOM, BALANCED) when all are. Only appointments are looked at, so a slot this
+   * passes may still be refused inside the transaction (limits, blocks); never the other way round.
+   * Allocation services take their capacity from the allocation: left to the full check.
+   */
+  async function committedFull(companyId: string, slot: PreparedSlot, now: number): Promise<boolean> {
+    const { service, resources } = slot.prepared;
+    if (service.availabilityType === 'allocation' || resources.length === 0) return false;
+    const occupiedUntil = slot.endMs + service.padding * 60_000;
+    const rows = await availabilityRepository.activeAppointmentsOfResources(companyId, resources.map((r) => r.id), new Date(slot.startMs), new Date(occupiedUntil), new Date(now));
+    const byResource = new Map<string, ActiveAppointment[]>();
+    for (const row of rows) {
+      const list = byResource.get(row.resourceId) ?? [];
+      list.push({ id: row.id, serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.startTime.getTime(), end: row.endTime.getTime() });
+      byResource.set(row.resourceId, list);
+    }
+    const full = (resourceId: string) => {
+      const sorted = (byResource.get(resourceId) ?? []).sort((a, b) => a.start - b.start);
+      const { sharing, blocked } = slotOccupancy(sorted, 0, service.id, slot.startMs, slot.endMs, occupiedUntil);
+      return blocked || sharing >= service.bookingsPerSlot;
+    };
+    return slot.mode === 'all' ? resources.some((r) => full(r.id)) : resources.every((r) => full(r.id));
+  }
+
   /** The customer of a new booking: CustomerId, else found or created from name and email. */
   async function resolveCustomer(trx: Db, companyId: string, body: SlotRequest | CustomerDetails & { CustomerId?: string | undefined }, required: boolean): Promise<string | null> {
     if (body.CustomerId) return body.CustomerId;
@@ -464,6 +491,9 @@ export function createAppointmentService(deps: AppointmentDeps) {
     const { prepared } = slot;
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
+    // Before any transaction or lock: a slot that committed appointments already fill is refused
+    // with one indexed read, so a crowd after a hot slot is turned away at once (issue 11).
+    if (await committedFull(companyId, slot, now)) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
     let created: AppointmentRow | undefined;
     const result = await transaction(async (trx) => {
       created = undefined;

@@ -7,53 +7,20 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Settings } from 'luxon';
 import { computeAvailability, intersect, normalise, weeklyWindows } from '../../src/domain/availability.js';
-import type { ActiveAppointment, AvailabilityInput, CustomerUsage, EngineResource, EngineService } from '../../src/domain/availability.js';
+import type { ActiveAppointment, CustomerUsage, EngineResource } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
+import { engineInput, engineService, everyDay } from './engine-fixtures.js';
 
 const DAY = '2026-03-02'; // a Monday
 const at = (time: string, date = DAY) => Date.parse(`${date}T${time}:00Z`);
 const MINUTE = 60_000;
 
-const everyDay = (start: string, end: string): WeeklySchedule =>
-  Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [{ start, end }]]));
 
-const service = (overrides: Partial<EngineService> = {}): EngineService => ({
-  id: 'svc',
-  duration: 60,
-  availabilityType: 'schedule',
-  weeklyAvailability: null,
-  bookInAdvance: 0,
-  bookAheadUnit: 'none',
-  bookAheadValue: null,
-  bookingInterval: null,
-  padding: 0,
-  bookingsPerSlot: 1,
-  dailyBookingLimitCount: 0,
-  dailyBookingLimitMinutes: 0,
-  bookingLimit: 0,
-  maxBookingLimit: 0,
-  maxResourceBookingLimit: 0,
-  allowPaddingOverflow: false,
-  ...overrides,
-});
+const service = engineService;
 
 const resource = (id: string, overrides: Partial<EngineResource> = {}): EngineResource => ({ id, timezoneName: null, weeklyAvailability: null, bookingLimit: 0, ...overrides });
 
-const input = (overrides: Partial<AvailabilityInput> = {}): AvailabilityInput => ({
-  now: Date.parse('2026-01-01T00:00:00Z'),
-  timezoneName: 'UTC',
-  locationWeekly: everyDay('09:00', '17:00'),
-  service: service(),
-  resources: [resource('r1')],
-  startDate: DAY,
-  endDate: DAY,
-  duration: 60,
-  roundRobin: 'NONE',
-  busy: [],
-  appointments: [],
-  dailyUsage: {},
-  ...overrides,
-});
+const input = engineInput;
 
 const appointment = (start: string, end: string, overrides: Partial<ActiveAppointment> = {}): ActiveAppointment => ({
   id: `a-${start}`,

@@ -3,49 +3,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { computeAvailability, intersect, normalise, weeklyWindows } from '../../src/domain/availability.js';
-import type { AvailabilityInput, EngineService } from '../../src/domain/availability.js';
+import type { AvailabilityInput } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
 import { localToInstant } from '../../src/domain/local-time.js';
+import { engineInput, engineService } from './engine-fixtures.js';
 
-const NINE_TO_FIVE: WeeklySchedule = Object.fromEntries(
-  ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]),
-);
 
-const service = (overrides: Partial<EngineService> = {}): EngineService => ({
-  id: 'svc',
-  duration: 60,
-  availabilityType: 'schedule',
-  weeklyAvailability: null,
-  bookInAdvance: 0,
-  bookAheadUnit: 'none',
-  bookAheadValue: null,
-  bookingInterval: null,
-  padding: 0,
-  bookingsPerSlot: 1,
-  dailyBookingLimitCount: 0,
-  dailyBookingLimitMinutes: 0,
-  bookingLimit: 0,
-  maxBookingLimit: 0,
-  maxResourceBookingLimit: 0,
-  allowPaddingOverflow: false,
-  ...overrides,
-});
+const service = engineService;
 
-const input = (overrides: Partial<AvailabilityInput> = {}): AvailabilityInput => ({
-  now: Date.parse('2026-01-01T00:00:00Z'),
-  timezoneName: 'UTC',
-  locationWeekly: NINE_TO_FIVE,
-  service: service(),
-  resources: [{ id: 'r1', timezoneName: null, weeklyAvailability: null, bookingLimit: 0 }],
-  startDate: '2026-03-02',
-  endDate: '2026-03-02',
-  duration: 60,
-  roundRobin: 'NONE',
-  busy: [],
-  appointments: [],
-  dailyUsage: {},
-  ...overrides,
-});
+const input = engineInput;
 
 const localTimes = (result: ReturnType<typeof computeAvailability>, zone: string) =>
   result.availableTimes.map((s) => DateTime.fromISO(s.startTime).setZone(zone).toFormat('HH:mm'));

@@ -476,13 +476,15 @@ export function createAppointmentService(deps: AppointmentDeps) {
     // A retry of a request that already succeeded is answered before the slot is checked again
     // (the booking exists even if the request would no longer pass: lead time, archived records),
     // but not before the caller's location scope: a narrowed user does not read it back.
-    if (idempotencyKey) {
+    const replayOf = async () => {
+      if (!idempotencyKey) return null;
       const replay = await storedAnswer(db, companyId, idempotencyKey, requestHash);
-      if (replay) {
-        if (!visible(principal, { ...replay, createdVia: principal.kind === 'public' ? 'public' : 'api' })) throw notFound('Appointment not found');
-        return { appointment: replay, replayed: true };
-      }
-    }
+      if (!replay) return null;
+      if (!visible(principal, { ...replay, createdVia: principal.kind === 'public' ? 'public' : 'api' })) throw notFound('Appointment not found');
+      return { appointment: replay, replayed: true };
+    };
+    const earlier = await replayOf();
+    if (earlier) return earlier;
     const slot = await prepareSlot(companyId, principal, { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' }, body, {
       checkLeadTime: true,
       now,
@@ -493,7 +495,13 @@ export function createAppointmentService(deps: AppointmentDeps) {
     const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
     // Before any transaction or lock: a slot that committed appointments already fill is refused
     // with one indexed read, so a crowd after a hot slot is turned away at once (issue 11).
-    if (await committedFull(companyId, slot, now)) throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
+    // A retry of this very request may be what fills it: the first attempt committed after the
+    // replay check above (its answer was stored in the same transaction), so look once more.
+    if (await committedFull(companyId, slot, now)) {
+      const replay = await replayOf();
+      if (replay) return replay;
+      throw problemError({ path: null, msg: SLOT_UNAVAILABLE, code: 'BOOKING-105' });
+    }
     let created: AppointmentRow | undefined;
     const result = await transaction(async (trx) => {
       created = undefined;

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DateTime } from 'luxon';
 import { freePort, start, waitReady } from '../helpers/server.js';
+import { createDedicatedDatabase } from '../helpers/app.js';
 import type { Running } from '../helpers/server.js';
 
 export { freePort, sleep };
@@ -57,20 +58,9 @@ export async function restart(instance: Running, env: Record<string, string>): P
 
 /** A database of its own on the TEST_DATABASE_URL server, dropped at the end. */
 export async function dedicatedDatabase(serverUrl: string): Promise<string> {
-  const name = `slotwise_drill_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  onCleanup(async () => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  });
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const { url, drop } = await createDedicatedDatabase(serverUrl);
+  onCleanup(drop);
+  return url;
 }
 
 function postgresBin(): string | null {

@@ -71,7 +71,7 @@ export async function openTestDatabase(options: { dedicated?: boolean; lockTimeo
  * A database of its own on the test server, for files whose work is server-wide (the outbox
  * worker claims every company's events, so it must not see other files' bookings).
  */
-async function createDedicatedDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createDedicatedDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   const name = `slotwise_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;

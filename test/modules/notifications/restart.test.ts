@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { start, waitReady } from '../../helpers/server.js';
+import { createDedicatedDatabase } from '../../helpers/app.js';
 import type { Running } from '../../helpers/server.js';
 import { EVERY_DAY, LONDON, dayAhead, slot } from '../appointments/fixtures.js';
 import { WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
@@ -35,20 +36,9 @@ const BASE_ENV = { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...WEBHOOK_TEST_ENV };
 
 /** A dedicated PostgreSQL database on the TEST_DATABASE_URL server, dropped at the end. */
 async function dedicatedPostgres(serverUrl: string): Promise<string> {
-  const name = `slotwise_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  });
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const { url, drop } = await createDedicatedDatabase(serverUrl);
+  cleanups.push(drop);
+  return url;
 }
 
 let database: Record<string, string> | undefined;

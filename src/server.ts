@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { startMetricsServer } from './platform/metrics.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openDatabase } from './platform/database/index.js';
+import type { DatabaseHandle } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
 import { startOutboxWorker } from './platform/outbox/worker.js';
@@ -48,7 +49,14 @@ async function main() {
   let secrets;
   for (let attempt = 1; ; attempt++) {
     try {
-      await migrate(database.db);
+      // Migrations on PostgreSQL run on a connection of their own without the request timeouts
+      // (statement and client-side query timeouts), so a long migration statement is never cut off.
+      const migrationDatabase: DatabaseHandle = config.databaseUrl ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: 1, connectTimeoutMs: config.databaseConnectTimeoutMs }) : database;
+      try {
+        await migrate(migrationDatabase.db);
+      } finally {
+        if (migrationDatabase !== database) await migrationDatabase.close();
+      }
       secrets = await resolveSecrets(database.db, config);
       break;
     } catch (error) {

@@ -75,8 +75,8 @@ export interface OpenDatabaseOptions {
   /**
    * Longest a statement may run: PostgreSQL cancels it past this (statement_timeout), and the
    * client gives up a little later if the server itself stopped answering (a frozen server or a
-   * partition: query_timeout). Either answers 503. 0 turns both off. A migration statement that
-   * needs longer needs this raised for that deploy.
+   * partition: query_timeout). Either answers 503. 0 turns both off. The server runs migrations
+   * on a handle opened without it.
    */
   statementTimeoutMs?: number;
   /** Told about a connection that failed while checked out (the request using it fails alone). */

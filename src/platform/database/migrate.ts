@@ -14,8 +14,9 @@ export async function migrate(db: Db): Promise<string[]> {
   const applied: string[] = [];
   await db.connection().execute(async (connection) => {
     // Another instance may be migrating: wait for it however long it takes, and let a migration
-    // statement run as long as it needs (the pool's lock_timeout and statement_timeout are for
-    // requests). Both are put back before the connection is reused.
+    // statement run as long as it needs (lock_timeout and statement_timeout are for requests; the
+    // server also migrates on a handle without a client-side query timeout). Both are put back
+    // before the connection is reused.
     let locked = false;
     try {
       await sql`set lock_timeout = 0`.execute(connection);

@@ -336,7 +336,10 @@ export function registerAppointmentRoutes(app: App, { appointments }: { appointm
     },
     async (request, reply) => {
       const principal = requireCompany(request.principal);
-      const result = await appointments.hold(principal.companyId, principal, request.query, request.body as SlotRequest, request.headers['idempotency-key']);
+      // Only the two ids of the public query: a booking page never names a customer (unknown query
+      // parameters are not refused, so a CustomerId sent anyway must not reach the service).
+      const query = { LocationId: request.query.LocationId, ServiceId: request.query.ServiceId };
+      const result = await appointments.hold(principal.companyId, principal, query, request.body as SlotRequest, request.headers['idempotency-key']);
       return replyCreated(reply, result);
     },
   );

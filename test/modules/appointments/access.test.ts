@@ -570,3 +570,18 @@ test('the OpenAPI document lists every appointment route', async () => {
   const missing = expected.filter(([method, path]) => !paths[path]?.[method]).map(([method, path]) => `${method.toUpperCase()} ${path}`);
   assert.deepEqual(missing, []);
 });
+
+test('a CustomerId in the query of a public hold is ignored: a booking page never names a customer (no 500, no hold under someone)', async () => {
+  const s = await publicSetup();
+  const times = ['09:00', '10:00', '11:00'];
+  for (const [index, extra] of ['CustomerId=not-a-uuid', 'CustomerId=a&CustomerId=b', `CustomerId=${s.customerId}`].entries()) {
+    const response = await context.app.inject({
+      method: 'POST',
+      url: `/v3/public/appointment/hold?LocationId=${s.locationId}&ServiceId=${s.serviceId}&${extra}`,
+      headers: publicHeaders(s),
+      payload: { ResourceIds: [s.resourceIds[0]], ...slot(dayAhead(), times[index]!) },
+    });
+    assert.equal(response.statusCode, 201, `${extra}: ${response.body}`);
+    assert.equal(json(response).customerId, null, 'the hold belongs to no customer until it is booked');
+  }
+});

@@ -26,8 +26,17 @@ test('0008 rewrites stored line1/line2 addresses to addressLine1/addressLine2 wi
   await insert(old, { line1: '1 High Street', line2: 'Floor 2', city: 'London', postalCode: 'EC1A 1AA', country: 'gb', state: 'eng' });
   await insert(partial, { city: 'Pune', country: 'IN' });
   await insert(none, null);
+  const already = randomUUID();
+  await insert(already, { addressLine1: 'kept', country: 'GB' });
+  const odd = randomUUID();
+  await insert(odd, { country: { x: 1 } });
 
   await sql.raw(MIGRATION).execute(db);
+  // Run twice: a row already in the new shape keeps its lines.
+  await sql.raw(MIGRATION).execute(db);
+  const stored = async (id: string) => (await sql<{ address: unknown }>`select address from locations where id = ${id}`.execute(db)).rows[0]!.address;
+  assert.deepEqual(await stored(already), { addressLine1: 'kept', country: 'GB' });
+  assert.deepEqual(await stored(odd), { country: { x: 1 } }, 'only text values are put in capitals');
 
   const read = async (id: string) => json(await context.app.inject({ method: 'GET', url: `/v3/location/${id}`, headers: tenant.dashboard })).address;
   assert.deepEqual(await read(old), { addressLine1: '1 High Street', addressLine2: 'Floor 2', city: 'London', postalCode: 'EC1A 1AA', country: 'GB', state: 'ENG' });

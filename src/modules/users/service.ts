@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { PasswordHasher } from '../../platform/auth/passwords.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { badRequest, forbidden, notFound, unauthorized, validationError } from '../../platform/errors.js';
+import { badRequest, conflict, forbidden, notFound, unauthorized, validationError } from '../../platform/errors.js';
+import { isUniqueViolation } from '../../platform/database/errors.js';
+
+/** How long setUsers waits for its invitation mails, all sent at once, before answering. */
+export const INVITATION_MAIL_DEADLINE_MS = 10_000;
 import type { EmailSender } from '../../platform/messaging/email.js';
 import { assertUncommonPassword } from '../identity/service.js';
 import type { Db } from '../../platform/database/index.js';
@@ -77,6 +81,17 @@ export function createUserService({ db, repository, passwords, email, invitation
     if (!current) throw forbidden('You are no longer a user of this company');
     assigner = { ...assigner, role: current.role };
     return assigner;
+  }
+
+  /** `work`'s answer, or `fallback` once `ms` pass (the work goes on, its answer ignored). */
+  async function withinDeadline<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async function sendInvitation(to: string, companyName: string, token: string, baseUrl: string): Promise<boolean> {
@@ -176,6 +191,7 @@ export function createUserService({ db, repository, passwords, email, invitation
       if (duplicate >= 0) throw validationError('body', `users.${duplicate}.email`, 'each email may appear once');
       await checkReferences(principal.companyId, items);
       const invited: Array<{ row: InvitationRow; token: string }> = [];
+      let companyName = 'a company';
       const updated = await apply(principal, async (trx, assigner, members) => {
         const existing = new Map((await repository.usersByEmail(trx, items.map((i) => i.email))).map((u) => [u.email.toLowerCase(), u.id]));
         const memberIds = new Set(members.map((m) => m.userId));
@@ -206,13 +222,15 @@ export function createUserService({ db, repository, passwords, email, invitation
           });
           invited.push({ row, token });
         }
+        // Read with the writes, so nothing after the commit can turn its answer into an error.
+        if (invited.length) companyName = (await trx.selectFrom('companies').select('name').where('id', '=', principal.companyId).executeTakeFirst())?.name ?? companyName;
         return updates;
       });
-      // Mail goes out after the commit; an invitation whose mail failed can be sent again by
-      // calling setUsers again (which replaces its token).
-      const invitations = [];
-      const company = invited.length ? await db.selectFrom('companies').select('name').where('id', '=', principal.companyId).executeTakeFirst() : undefined;
-      for (const { row, token } of invited) invitations.push(invitationView(row, await sendInvitation(row.email, company?.name ?? 'a company', token, baseUrl)));
+      // Mail goes out after the commit, all at once and within one deadline: a slow or hanging
+      // SMTP server delays the answer by at most INVITATION_MAIL_DEADLINE_MS, and a mail still
+      // unsent then is reported as emailSent: false (setUsers again sends a fresh token).
+      const sent = await Promise.all(invited.map(({ row, token }) => withinDeadline(sendInvitation(row.email, companyName, token, baseUrl).catch(() => false), INVITATION_MAIL_DEADLINE_MS, false)));
+      const invitations = invited.map(({ row }, index) => invitationView(row, sent[index]!));
       return { data: updated.data, invitations };
     },
 
@@ -240,7 +258,11 @@ export function createUserService({ db, repository, passwords, email, invitation
         if (!user) {
           if (!newHash) throw validationError('body', 'password', 'password is required to create the account');
           userId = randomUUID();
-          await repository.insertVerifiedUser(trx, { id: userId, email: invitation.email, name: input.name ?? invitation.email, passwordHash: newHash });
+          // A signup of the same address at the same moment wins the unique email: 409, not a 500.
+          await repository.insertVerifiedUser(trx, { id: userId, email: invitation.email, name: input.name ?? invitation.email, passwordHash: newHash }).catch((error: unknown) => {
+            if (isUniqueViolation(error)) throw conflict('An account with this email was created meanwhile; accept the invitation again to join with it');
+            throw error;
+          });
         } else if (!user.emailVerifiedAt && user.passwordHash) {
           if (!newHash) throw validationError('body', 'password', 'password is required: this account never confirmed its email address, so accepting sets a new password');
           userId = user.id;

@@ -152,7 +152,7 @@ export async function runAdminCommand(db: Db, argv: string[]): Promise<unknown> 
     case 'suspend':
     case 'reinstate': {
       const companyId = values.company;
-      if (!companyId || !/^[0-9a-f-]{36}$/i.test(companyId)) throw new UsageError(`${command} needs --company <company id>`);
+      if (!companyId || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(companyId)) throw new UsageError(`${command} needs --company <company id>`);
       return companies.setSuspended(companyId, command === 'suspend');
     }
     case 'list':

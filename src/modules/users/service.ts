@@ -56,6 +56,8 @@ export interface UserServiceDeps {
   /** Sends invitations; not configured, invitations are made but not sent (emailSent false). */
   email: EmailSender;
   invitationTtlSeconds: number;
+  /** How long setUsers waits for its invitation mails (default INVITATION_MAIL_DEADLINE_MS). */
+  invitationMailDeadlineMs?: number;
 }
 
 type InvitationRow = Awaited<ReturnType<UserRepository['upsertInvitation']>>;
@@ -72,7 +74,7 @@ const invitationView = (row: InvitationRow, emailSent: boolean) => ({
 
 const INVALID_INVITATION = 'Invalid or expired invitation';
 
-export function createUserService({ db, repository, passwords, email, invitationTtlSeconds }: UserServiceDeps) {
+export function createUserService({ db, repository, passwords, email, invitationTtlSeconds, invitationMailDeadlineMs = INVITATION_MAIL_DEADLINE_MS }: UserServiceDeps) {
   /** The caller as an assigner, with the role read again under the membership lock. */
   function assignerUnderLock(principal: Principal, members: Array<{ userId: string; role: Role }>) {
     let assigner = assignerOf(principal);
@@ -229,7 +231,7 @@ export function createUserService({ db, repository, passwords, email, invitation
       // Mail goes out after the commit, all at once and within one deadline: a slow or hanging
       // SMTP server delays the answer by at most INVITATION_MAIL_DEADLINE_MS, and a mail still
       // unsent then is reported as emailSent: false (setUsers again sends a fresh token).
-      const sent = await Promise.all(invited.map(({ row, token }) => withinDeadline(sendInvitation(row.email, companyName, token, baseUrl).catch(() => false), INVITATION_MAIL_DEADLINE_MS, false)));
+      const sent = await Promise.all(invited.map(({ row, token }) => withinDeadline(sendInvitation(row.email, companyName, token, baseUrl).catch(() => false), invitationMailDeadlineMs, false)));
       const invitations = invited.map(({ row }, index) => invitationView(row, sent[index]!));
       return { data: updated.data, invitations };
     },

@@ -13,68 +13,59 @@ import { registerErrorHandling } from './platform/errors.js';
 import { jsonNestingExceeds, registerValidation } from './platform/validation.js';
 import { VALIDATION_ERROR, fieldError, validationError } from './platform/errors.js';
 import { RedisUnavailableError, createRedisGuard } from './platform/redis.js';
+import type { RedisGuard } from './platform/redis.js';
 import { parseFormBody } from './platform/http/form-body.js';
 import { ErrorBodySchema } from './platform/http/schemas.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
 import { registerAuthentication } from './platform/auth/authenticate.js';
+import { createPasswordHasher } from './platform/auth/passwords.js';
 import { registerRateLimits } from './platform/rate-limit/index.js';
-import { createIdentityRepository } from './modules/identity/repository.js';
-import { createIdentityService } from './modules/identity/service.js';
-import { registerIdentityRoutes } from './modules/identity/routes.js';
-import { createCompanyRepository } from './modules/companies/repository.js';
-import { createCompanyService } from './modules/companies/service.js';
-import { registerCompanyRoutes } from './modules/companies/routes.js';
-import { createClientCredentialRepository } from './modules/client-credentials/repository.js';
-import { createClientCredentialService } from './modules/client-credentials/service.js';
-import { registerClientCredentialRoutes } from './modules/client-credentials/routes.js';
-import { registerOperationsRoutes } from './modules/operations/routes.js';
-import { registerPublicRoutes } from './modules/public/routes.js';
-import { createPublicRepository } from './modules/public/repository.js';
-import { createCatalogLinks } from './modules/catalog/links.js';
-import { createLocationRepository } from './modules/locations/repository.js';
-import { createLocationService } from './modules/locations/service.js';
-import { registerLocationRoutes } from './modules/locations/routes.js';
-import { createServiceRepository } from './modules/services/repository.js';
-import { createServiceService } from './modules/services/service.js';
-import { registerServiceRoutes } from './modules/services/routes.js';
-import { createResourceRepository } from './modules/resources/repository.js';
-import { createResourceService } from './modules/resources/service.js';
-import { registerResourceRoutes } from './modules/resources/routes.js';
-import { createCustomerRepository } from './modules/customers/repository.js';
-import { createCustomerService } from './modules/customers/service.js';
-import { registerCustomerRoutes } from './modules/customers/routes.js';
-import { createUserRepository } from './modules/users/repository.js';
-import { createUserService } from './modules/users/service.js';
-import { registerUserRoutes } from './modules/users/routes.js';
-import { createUnavailabilityRepository } from './modules/unavailability/repository.js';
-import { createUnavailabilityService } from './modules/unavailability/service.js';
-import { registerUnavailabilityRoutes } from './modules/unavailability/routes.js';
-import { createAvailabilityRepository } from './modules/availability/repository.js';
-import { createAvailabilityService } from './modules/availability/service.js';
-import { registerAvailabilityRoutes } from './modules/availability/routes.js';
-import { createCalendarService } from './modules/availability/calendar.js';
-import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
-import type { AvailabilityCache } from './modules/availability/cache.js';
-import { createAppointmentService } from './modules/appointments/service.js';
-import { registerAppointmentRoutes } from './modules/appointments/routes.js';
-import { registerWebhookRoutes } from './modules/webhooks/routes.js';
-import { createTemplateService } from './modules/templates/service.js';
-import { registerTemplateRoutes } from './modules/templates/routes.js';
-import type { App } from './platform/http/types.js';
-import { readFileSync } from 'node:fs';
-import type { EventTrigger } from './platform/database/schema.js';
 import { createEmailSender } from './platform/messaging/email.js';
 import { createSmsSender } from './platform/messaging/sms.js';
-import { createDispatcher } from './modules/notifications/dispatcher.js';
-import type { Dispatcher } from './modules/notifications/dispatcher.js';
-import { registerNotificationRoutes } from './modules/notifications/routes.js';
-import { activeWebhooksFor, finishDelivery, startDelivery } from './modules/webhooks/repository.js';
-import { defaultResolve, deliverWebhook } from './modules/webhooks/delivery-client.js';
-import { buildMergeContext, renderTemplate } from './modules/templates/render.js';
-import type { MergeContext } from './modules/templates/render.js';
 import { registerMetrics } from './platform/metrics.js';
-import { createPasswordHasher } from './platform/auth/passwords.js';
+import type { Metrics } from './platform/metrics.js';
+import type { App } from './platform/http/types.js';
+import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
+import type { AvailabilityCache } from './modules/availability/cache.js';
+import { createRepositories } from './modules/parts.js';
+import type { AppModule, AppParts } from './modules/parts.js';
+import { operationsModule } from './modules/operations/module.js';
+import { identityModule } from './modules/identity/module.js';
+import { companiesModule } from './modules/companies/module.js';
+import { clientCredentialsModule } from './modules/client-credentials/module.js';
+import { publicModule } from './modules/public/module.js';
+import { locationsModule } from './modules/locations/module.js';
+import { servicesModule } from './modules/services/module.js';
+import { resourcesModule } from './modules/resources/module.js';
+import { customersModule } from './modules/customers/module.js';
+import { usersModule } from './modules/users/module.js';
+import { unavailabilityModule } from './modules/unavailability/module.js';
+import { availabilityModule } from './modules/availability/module.js';
+import { appointmentsModule } from './modules/appointments/module.js';
+import { webhooksModule } from './modules/webhooks/module.js';
+import { templatesModule } from './modules/templates/module.js';
+import { notificationsModule } from './modules/notifications/module.js';
+
+/** Every capability, in the order its routes are registered (and listed in /openapi.json). */
+export const MODULES: readonly AppModule[] = [
+  operationsModule,
+  identityModule,
+  companiesModule,
+  clientCredentialsModule,
+  publicModule,
+  locationsModule,
+  servicesModule,
+  resourcesModule,
+  customersModule,
+  usersModule,
+  unavailabilityModule,
+  availabilityModule,
+  appointmentsModule,
+  webhooksModule,
+  templatesModule,
+  notificationsModule,
+];
 
 export interface RegisteredRoute {
   method: string;
@@ -85,19 +76,7 @@ export interface RegisteredRoute {
 declare module 'fastify' {
   interface FastifyInstance {
     registeredRoutes: RegisteredRoute[];
-    dispatcher: Dispatcher;
   }
-}
-
-/**
- * Test configuration only (loadConfig refuses it outside NODE_ENV=test, and the delivery client
- * refuses the allowance too): trust this CA for loopback receivers, and resolve these names locally.
- */
-function webhookTestOptions(test: NonNullable<AppConfig['webhookTest']>) {
-  return {
-    testAllowance: { allowLoopback: true as const, ca: readFileSync(test.caFile) },
-    resolve: async (hostname: string) => test.hosts[hostname.toLowerCase()] ?? defaultResolve(hostname),
-  };
 }
 
 export interface BuildAppOptions {
@@ -222,175 +201,69 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   });
 
   const tokens = createTokenService(secrets, config, config.oidc);
-  const principals = createPrincipalRepository(database.db);
-  registerAuthentication(app, { tokens, principals, publicHttpOrigins: config.security.publicHttpOrigins });
-  const clientCredentialRepository = createClientCredentialRepository(database.db);
-  // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
+  registerAuthentication(app, { tokens, principals: createPrincipalRepository(database.db), publicHttpOrigins: config.security.publicHttpOrigins });
+  const repositories = createRepositories(database.db);
   // Every Redis call has a deadline and goes through one breaker per instance (platform/redis.ts).
-  const redisGuard = redis
-    ? createRedisGuard(redis, config.redis, {
-        onFailure: (operation) => metrics.recordRedisFailure(operation),
-        onOpen: (error) => {
-          metrics.setRedisBreakerOpen(true);
-          app.log.warn({ err: error }, 'Redis is failing; skipping it for a while (rate limits count in this instance, the availability cache is bypassed)');
-        },
-        onClose: () => {
-          metrics.setRedisBreakerOpen(false);
-          app.log.info('Redis answers again');
-        },
-      })
-    : undefined;
+  const redisGuard = redis ? guardRedis(app, redis, config, metrics) : undefined;
+  // Budgets per company or dashboard user, and admission to the appointment lists: after authentication.
   registerRateLimits(app, {
     config: config.rateLimits,
     redis: redisGuard,
-    knownClientId: async (clientId) => (await clientCredentialRepository.byClientId(clientId)) !== undefined,
-  });
-  // Every Argon2 hash and check of this instance goes through one gate (docs/security.md).
-  const passwords = createPasswordHasher(config.security.passwordWork);
-
-  const companyRepository = createCompanyRepository(database.db);
-  const companies = createCompanyService({ repository: companyRepository });
-  const identity = createIdentityService({
-    repository: createIdentityRepository(database.db),
-    tokens,
-    signupEnabled: config.signupEnabled,
-    passwords,
-    signInLock: config.security.signInLock,
-  });
-  const clientCredentials = createClientCredentialService({
-    repository: clientCredentialRepository,
-    tokens,
+    knownClientId: async (clientId) => (await repositories.clientCredentials.byClientId(clientId)) !== undefined,
   });
 
-  registerOperationsRoutes(app, {
-    db: database.db,
-    tokens,
-    isDraining,
-    publicBaseUrl: config.publicBaseUrl,
-    companyForDocs: async (companyId) => {
-      const row = await companyRepository.byId(companyId);
-      return row && { id: row.id, name: row.name, publicClientId: row.publicClientId };
-    },
-  });
-  registerIdentityRoutes(app, { identity, publicBaseUrl: config.publicBaseUrl });
-  registerCompanyRoutes(app, { companies });
-  registerClientCredentialRoutes(app, { clientCredentials });
-  registerPublicRoutes(app, { companies: companyRepository, catalog: createPublicRepository(database.db) });
-
-  const companySummary = async (companyId: string) => {
-    const row = await companyRepository.byId(companyId);
-    return { id: companyId, name: row?.name ?? '' };
-  };
-  const availabilityCache: AvailabilityCache = !config.availabilityCacheEnabled
-    ? createDisabledAvailabilityCache()
-    : redisGuard
-      ? createRedisAvailabilityCache(redisGuard, (error, operation) => {
-          // While the breaker is open every call is skipped: the breaker logged that once already.
-          if (!(error instanceof RedisUnavailableError && redisGuard.open)) app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer');
-        })
-      : createMemoryAvailabilityCache();
-  // Catalog writes that can change slot generation clear exactly the cached searches they affect.
-  const touch = availabilityCache.touch.bind(availabilityCache);
-  const catalogLinks = createCatalogLinks(database.db);
-  registerLocationRoutes(app, {
-    locations: createLocationService({
-      repository: createLocationRepository(database.db),
-      links: catalogLinks,
-      companySummary,
-      onSlotSettingsChanged: (companyId, id) => touch(companyId, { locations: [id] }),
-    }),
-  });
-  registerServiceRoutes(app, {
-    services: createServiceService({
-      db: database.db,
-      repository: createServiceRepository(database.db),
-      links: catalogLinks,
-      companySummary,
-      onSlotSettingsChanged: (companyId, id) => touch(companyId, { services: [id] }),
-    }),
-  });
-  registerResourceRoutes(app, {
-    resources: createResourceService({
-      db: database.db,
-      repository: createResourceRepository(database.db),
-      links: catalogLinks,
-      companySummary,
-      onSlotSettingsChanged: (companyId, id) => touch(companyId, { resources: [id] }),
-    }),
-  });
-  registerCustomerRoutes(app, { customers: createCustomerService({ repository: createCustomerRepository(database.db) }) });
+  const availabilityCache = buildAvailabilityCache(app, config, redisGuard);
   // Invitations go out by email at once (not through the outbox): the token exists only in the mail.
   const email = createEmailSender({ smtpUrl: config.smtpUrl, from: config.emailFrom });
-  registerUserRoutes(app, {
-    users: createUserService({
-      db: database.db,
-      repository: createUserRepository(database.db),
-      passwords,
-      email,
-      invitationTtlSeconds: config.security.invitationTtlSeconds,
-    }),
-    publicBaseUrl: config.publicBaseUrl,
-  });
-  registerUnavailabilityRoutes(app, {
-    unavailability: createUnavailabilityService({
-      db: database.db,
-      repository: createUnavailabilityRepository(database.db),
-      links: catalogLinks,
-      // Blocks, holidays and allocations clear exactly the cached searches of what they touch.
-      onChanged: touch,
-    }),
-  });
-
-  const availability = createAvailabilityService({ db: database.db, repository: createAvailabilityRepository(database.db), cache: availabilityCache });
-  registerAvailabilityRoutes(app, {
-    availability,
-    calendar: createCalendarService({ db: database.db, repository: createAvailabilityRepository(database.db) }),
-  });
-
-  // Appointment changes clear the cached searches of their location, service, resources and customer.
-  registerAppointmentRoutes(app, {
-    appointments: createAppointmentService({ db: database.db, cursorSecret: secrets.CURSOR_SECRET, touch, publicHoldsPerCompany: config.security.publicHoldsPerCompany }),
-  });
-
-  // Webhook configuration of each location and the delivery records the company can read.
-  registerWebhookRoutes(app, { db: database.db });
-
-  // Email and SMS notification templates of the company (platform defaults apply without one).
-  const templates = createTemplateService({ db: database.db });
-  registerTemplateRoutes(app, { templates });
-  registerNotificationRoutes(app, { db: database.db });
-
-  // The outbox dispatcher: webhooks, email and SMS, reminders. server.ts runs it in a loop; tests
-  // call app.dispatcher.drain() to deliver what is pending.
   const sms = createSmsSender(config.sms);
-  const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
-  const dispatcher = createDispatcher({
-    db: database.db,
-    instanceId: randomUUID(),
-    leaseMs: config.worker.leaseMs,
-    batchSize: config.worker.batchSize,
-    log: app.log,
-    onWebhookOutcome: (ok) => metrics.recordWebhookOutcome(ok ? 'delivered' : 'failed'),
-    webhooks: {
-      activeFor: (db, companyId, locationId, trigger) => activeWebhooksFor(db, companyId, locationId, trigger as EventTrigger),
-      start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),
-      finish: async (db, companyId, id, outcome) => void (await finishDelivery(db, companyId, id, outcome)),
-      deliver: (options) => deliverWebhook({ ...options, ...webhookTest }),
-    },
-    messages: {
-      template: (companyId, type, recipientType, channel) => templates.resolve(companyId, type, recipientType, channel),
-      render: (template, context, channel) => renderTemplate(template, context as MergeContext, channel),
-      context: (data) => buildMergeContext(data),
-      email,
-      sms,
-    },
-  });
-  app.decorate('dispatcher', dispatcher);
   app.addHook('onClose', async () => {
     email.close();
     sms.close();
   });
+  const parts: AppParts = {
+    config,
+    db: database.db,
+    secrets,
+    log: app.log,
+    tokens,
+    // Every Argon2 hash and check of this instance goes through one gate (docs/security.md).
+    passwords: createPasswordHasher(config.security.passwordWork),
+    email,
+    sms,
+    metrics,
+    repositories,
+    availabilityCache,
+    touch: availabilityCache.touch.bind(availabilityCache),
+    companySummary: async (companyId) => ({ id: companyId, name: (await repositories.companies.byId(companyId))?.name ?? '' }),
+    isDraining,
+  };
+  for (const module of MODULES) module.register(app, parts);
 
   await app.ready();
   return app;
+}
+
+/** Every Redis call of this instance goes through this guard: a deadline and a circuit breaker. */
+function guardRedis(app: App, redis: Redis, config: AppConfig, metrics: Metrics): RedisGuard {
+  return createRedisGuard(redis, config.redis, {
+    onFailure: (operation) => metrics.recordRedisFailure(operation),
+    onOpen: (error) => {
+      metrics.setRedisBreakerOpen(true);
+      app.log.warn({ err: error }, 'Redis is failing; skipping it for a while (rate limits count in this instance, the availability cache is bypassed)');
+    },
+    onClose: () => {
+      metrics.setRedisBreakerOpen(false);
+      app.log.info('Redis answers again');
+    },
+  });
+}
+
+/** Shared in Redis when there is one, else in process; catalog and booking writes clear what they affect. */
+function buildAvailabilityCache(app: App, config: AppConfig, redisGuard: RedisGuard | undefined): AvailabilityCache {
+  if (!config.availabilityCacheEnabled) return createDisabledAvailabilityCache();
+  if (!redisGuard) return createMemoryAvailabilityCache();
+  return createRedisAvailabilityCache(redisGuard, (error, operation) => {
+    // While the breaker is open every call is skipped: the breaker logged that once already.
+    if (!(error instanceof RedisUnavailableError && redisGuard.open)) app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer');
+  });
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../platform/database/index.js';
 import type { Channel, RecipientType, TemplateType } from '../../platform/database/schema.js';
 import { fieldError, notFound, validationErrors } from '../../platform/errors.js';
 import type { FieldError } from '../../platform/errors.js';
 import { DEFAULT_TEMPLATES, defaultTemplate } from './defaults.js';
 import { compileCheck } from './render.js';
-import { createTemplateRepository } from './repository.js';
+import type { TemplateRepository } from './repository.js';
 import type { TemplateFilter, TemplateRow } from './repository.js';
 
 export interface TemplateInput {
@@ -60,8 +59,7 @@ function problemsOf(input: TemplateInput, channel: Channel): FieldError[] {
   return errors;
 }
 
-export function createTemplateService({ db }: { db: Db }) {
-  const repository = createTemplateRepository(db);
+export function createTemplateService({ repository }: { repository: TemplateRepository }) {
 
   return {
     /** The company's own templates; `channel` undefined means both channels. */

@@ -4,9 +4,7 @@ import { errorResponses, IdParams, Nullable, Page, PageQueryFields, Security, Uu
 import { requireCompany } from '../../platform/auth/principal.js';
 import { StringEnum } from '../catalog/fields.js';
 import { MAX_URL_LENGTH } from './destination.js';
-import type { Db } from '../../platform/database/index.js';
-import { createWebhookRepository } from './repository.js';
-import { createWebhookService, MAX_WEBHOOKS_PER_LOCATION, WEBHOOK_TRIGGERS } from './service.js';
+import { MAX_WEBHOOKS_PER_LOCATION, WEBHOOK_TRIGGERS } from './service.js';
 import type { WebhookChange, WebhookInput, WebhookService } from './service.js';
 
 
@@ -74,13 +72,7 @@ const OptionalLocationQuery = Type.Object({
 const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
 const TAGS = ['Webhooks'];
 
-export interface WebhookRouteDeps {
-  db: Db;
-  /** Built from `db` when not given. */
-  webhooks?: WebhookService;
-}
-
-export function registerWebhookRoutes(app: App, { db, webhooks = createWebhookService({ db, repository: createWebhookRepository(db) }) }: WebhookRouteDeps) {
+export function registerWebhookRoutes(app: App, { webhooks }: { webhooks: WebhookService }) {
   app.addSchema(Webhook);
   app.addSchema(WebhookDelivery);
   const ref = Type.Ref('Webhook');

@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { addMember, createTenant, createTestContext, json, machineToken } from '../../helpers/app.js';
 import type { Tenant, TestContext } from '../../helpers/app.js';
 import { createTemplateService } from '../../../src/modules/templates/service.js';
+import { createTemplateRepository } from '../../../src/modules/templates/repository.js';
 import { defaultTemplate } from '../../../src/modules/templates/defaults.js';
 
 let context: TestContext;
@@ -223,7 +224,7 @@ describe('delete, tenant isolation and roles', () => {
 describe('resolution for sending (the service the notification worker calls)', () => {
   test('SMS: the SMS template, else the email template of that type and recipient, else the SMS default', async () => {
     const tenant = await createTenant(context.app);
-    const templates = createTemplateService({ db: context.database.db });
+    const templates = createTemplateService({ repository: createTemplateRepository(context.database.db) });
     const resolve = (channel: 'EMAIL' | 'SMS', recipientType: 'CUSTOMER' | 'RESOURCE' = 'CUSTOMER') =>
       templates.resolve(tenant.companyId, 'APPOINTMENT_BOOKED', recipientType, channel);
 
@@ -252,7 +253,7 @@ describe('resolution for sending (the service the notification worker calls)', (
 
   test('EMAIL for EXTERNAL_CALENDAR_EVENT uses the company template or the default', async () => {
     const tenant = await createTenant(context.app);
-    const templates = createTemplateService({ db: context.database.db });
+    const templates = createTemplateService({ repository: createTemplateRepository(context.database.db) });
     assert.equal((await templates.resolve(tenant.companyId, 'EXTERNAL_CALENDAR_EVENT', 'RESOURCE', 'EMAIL')).source, 'default');
     await post(tenant.dashboard, { type: 'EXTERNAL_CALENDAR_EVENT', recipientType: 'RESOURCE', subject: '{{service.name}}', body: 'details' });
     assert.deepEqual(await templates.resolve(tenant.companyId, 'EXTERNAL_CALENDAR_EVENT', 'RESOURCE', 'EMAIL'), { subject: '{{service.name}}', body: 'details', source: 'company-email' });

@@ -1,0 +1,14 @@
+import type { App } from '../../platform/http/types.js';
+import type { AppParts } from '../parts.js';
+import { createAppointmentService } from './service.js';
+import { registerAppointmentRoutes } from './routes.js';
+
+/** The booking lifecycle: hold, reserve, book, confirm, reschedule, cancel; the lists. */
+export const appointmentsModule = {
+  name: 'appointments',
+  register(app: App, { db, secrets, config, touch }: Pick<AppParts, 'db' | 'secrets' | 'config' | 'touch'>) {
+    // Changes clear the cached searches of their location, service, resources and customer.
+    const appointments = createAppointmentService({ db, cursorSecret: secrets.CURSOR_SECRET, touch, publicHoldsPerCompany: config.security.publicHoldsPerCompany });
+    registerAppointmentRoutes(app, { appointments });
+  },
+};

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AppConfig } from '../../platform/config.js';
+import type { EventTrigger } from '../../platform/database/schema.js';
+import type { App } from '../../platform/http/types.js';
+import type { AppParts } from '../parts.js';
+import { activeWebhooksFor, finishDelivery, startDelivery } from '../webhooks/repository.js';
+import { defaultResolve, deliverWebhook } from '../webhooks/delivery-client.js';
+import { createTemplateService } from '../templates/service.js';
+import { buildMergeContext, renderTemplate } from '../templates/render.js';
+import type { MergeContext } from '../templates/render.js';
+import { createDispatcher } from './dispatcher.js';
+import type { Dispatcher } from './dispatcher.js';
+import { registerNotificationRoutes } from './routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The outbox dispatcher: server.ts runs it in a loop; tests call app.dispatcher.drain(). */
+    dispatcher: Dispatcher;
+  }
+}
+
+/**
+ * Test configuration only (loadConfig refuses it outside NODE_ENV=test, and the delivery client
+ * refuses the allowance too): trust this CA for loopback receivers, and resolve these names locally.
+ */
+function webhookTestOptions(test: NonNullable<AppConfig['webhookTest']>) {
+  return {
+    testAllowance: { allowLoopback: true as const, ca: readFileSync(test.caFile) },
+    resolve: async (hostname: string) => test.hosts[hostname.toLowerCase()] ?? defaultResolve(hostname),
+  };
+}
+
+/** The notifications log, and the outbox dispatcher: webhooks, email and SMS, reminders. */
+export const notificationsModule = {
+  name: 'notifications',
+  register(app: App, { db, config, log, metrics, repositories, email, sms }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms'>) {
+    registerNotificationRoutes(app, { db });
+    const templates = createTemplateService({ repository: repositories.templates });
+    const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
+    const dispatcher = createDispatcher({
+      db,
+      instanceId: randomUUID(),
+      leaseMs: config.worker.leaseMs,
+      batchSize: config.worker.batchSize,
+      log,
+      onWebhookOutcome: (ok) => metrics.recordWebhookOutcome(ok ? 'delivered' : 'failed'),
+      webhooks: {
+        activeFor: (db, companyId, locationId, trigger) => activeWebhooksFor(db, companyId, locationId, trigger as EventTrigger),
+        start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),
+        finish: async (db, companyId, id, outcome) => void (await finishDelivery(db, companyId, id, outcome)),
+        deliver: (options) => deliverWebhook({ ...options, ...webhookTest }),
+      },
+      messages: {
+        template: (companyId, type, recipientType, channel) => templates.resolve(companyId, type, recipientType, channel),
+        render: (template, context, channel) => renderTemplate(template, context as MergeContext, channel),
+        context: (data) => buildMergeContext(data),
+        email,
+        sms,
+      },
+    });
+    app.decorate('dispatcher', dispatcher);
+  },
+};

@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 import type { CompaniesTable } from '../../platform/database/schema.js';
 import type { Selectable } from 'kysely';
 
@@ -23,7 +24,7 @@ export function createCompanyRepository(db: Db) {
       disableSmsNotifications: boolean;
       reminderOffsets: number[];
     }, ownerUserId: string): Promise<CompanyRow> {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const row = await trx.insertInto('companies').values(company).returningAll().executeTakeFirstOrThrow();
         await trx.insertInto('companyUsers').values({ companyId: company.id, userId: ownerUserId, role: 'Owner' }).execute();
         return row;

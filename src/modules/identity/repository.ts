@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 
 export function createIdentityRepository(db: Db) {
   return {
@@ -38,7 +39,7 @@ export function createIdentityRepository(db: Db) {
      * before is refused) and every refresh token of the user, in every company, is revoked.
      */
     changePassword(id: string, changes: { name?: string; passwordHash: string }) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const now = new Date();
         const user = await trx
           .updateTable('users')

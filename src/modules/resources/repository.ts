@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
 import type { Database, ResourcesTable } from '../../platform/database/schema.js';
 
@@ -25,7 +26,7 @@ export function createResourceRepository(db: Db) {
 
   return {
     insert(row: Insertable<ResourcesTable>, links: { locationIds: string[]; serviceIds: string[] }) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const inserted = await trx.insertInto('resources').values(row).returningAll().executeTakeFirstOrThrow();
         await replaceLinks(trx, row.companyId, row.id, links);
         return inserted;
@@ -80,7 +81,7 @@ export function createResourceRepository(db: Db) {
     },
 
     update(companyId: string, id: string, changes: Updateable<ResourcesTable>, links: { locationIds?: string[] | undefined; serviceIds?: string[] | undefined }) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const row = await trx
           .updateTable('resources')
           .set({ ...changes, updatedAt: new Date() })

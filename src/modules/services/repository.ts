@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
 import type { Database, ServicesTable } from '../../platform/database/schema.js';
 
@@ -17,7 +18,7 @@ export function createServiceRepository(db: Db) {
 
   return {
     insert(row: Insertable<ServicesTable>, locationIds: string[]) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const inserted = await trx.insertInto('services').values(row).returningAll().executeTakeFirstOrThrow();
         await replaceLocations(trx, row.companyId, row.id, locationIds);
         return inserted;
@@ -55,7 +56,7 @@ export function createServiceRepository(db: Db) {
     },
 
     update(companyId: string, id: string, changes: Updateable<ServicesTable>, locationIds: string[] | undefined) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const row = await trx
           .updateTable('services')
           .set({ ...changes, updatedAt: new Date() })

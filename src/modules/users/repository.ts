@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 import type { Database, LocationAccessMode, Role } from '../../platform/database/schema.js';
 
 export interface MembershipChange {
@@ -36,7 +37,7 @@ export function createUserRepository(db: Db) {
     /** Runs `work` in a transaction holding row locks on every membership of the company, so
      * concurrent role changes are serialised and the last-Owner rule cannot be raced. */
     withLockedMemberships<T>(companyId: string, work: (trx: Transaction<Database>, members: Array<{ userId: string; role: Role }>) => Promise<T>) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const members = await trx
           .selectFrom('companyUsers')
           .select(['userId', 'role'])

@@ -4,7 +4,7 @@ const PG_DEADLOCK = '40P01';
 const PG_SERIALIZATION = '40001';
 
 /**
- * One transaction, retried (up to three attempts) when PostgreSQL picks it as a deadlock or
+ * The one way a module opens a transaction: retried (up to three attempts) when PostgreSQL picks it as a deadlock or
  * serialisation victim: those abort the whole transaction, so running it again is safe, and the
  * caller sees success or a real failure instead of an accident of timing.
  */

@@ -1,15 +1,15 @@
-import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
-import type { Database, ResourcesTable } from '../../platform/database/schema.js';
+import type { ResourcesTable } from '../../platform/database/schema.js';
 
 export type ResourceRow = Selectable<ResourcesTable>;
 
 export function createResourceRepository(db: Db) {
   const live = (companyId: string) => db.selectFrom('resources').where('companyId', '=', companyId).where('archivedAt', 'is', null);
 
-  async function replaceLinks(trx: Transaction<Database>, companyId: string, resourceId: string, links: { locationIds?: string[] | undefined; serviceIds?: string[] | undefined }) {
+  async function replaceLinks(trx: Db, companyId: string, resourceId: string, links: { locationIds?: string[] | undefined; serviceIds?: string[] | undefined }) {
     if (links.locationIds) {
       await trx.deleteFrom('resourceLocations').where('companyId', '=', companyId).where('resourceId', '=', resourceId).execute();
       if (links.locationIds.length) {

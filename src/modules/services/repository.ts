@@ -1,15 +1,15 @@
-import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
-import type { Database, ServicesTable } from '../../platform/database/schema.js';
+import type { ServicesTable } from '../../platform/database/schema.js';
 
 export type ServiceRow = Selectable<ServicesTable>;
 
 export function createServiceRepository(db: Db) {
   const live = (companyId: string) => db.selectFrom('services').where('companyId', '=', companyId).where('archivedAt', 'is', null);
 
-  async function replaceLocations(trx: Transaction<Database>, companyId: string, serviceId: string, locationIds: string[]) {
+  async function replaceLocations(trx: Db, companyId: string, serviceId: string, locationIds: string[]) {
     await trx.deleteFrom('serviceLocations').where('companyId', '=', companyId).where('serviceId', '=', serviceId).execute();
     if (locationIds.length) {
       await trx.insertInto('serviceLocations').values(locationIds.map((locationId) => ({ companyId, serviceId, locationId }))).execute();

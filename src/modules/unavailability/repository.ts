@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Transaction, Updateable } from 'kysely';
+import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type {
   BlocksTable,
@@ -57,11 +57,11 @@ const WEEKDAY_ORDER = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 export function createUnavailabilityRepository(db: Db) {
   /** Serialises writes that replace or de-duplicate rows of one location (allocation sets, holidays). */
-  async function lockLocation(trx: Transaction<Database>, companyId: string, locationId: string) {
+  async function lockLocation(trx: Db, companyId: string, locationId: string) {
     await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forUpdate().execute();
   }
 
-  async function weeklySet(executor: Db | Transaction<Database>, companyId: string, scope: AllocationScope): Promise<WeeklyAllocationRow[]> {
+  async function weeklySet(executor: Db | Db, companyId: string, scope: AllocationScope): Promise<WeeklyAllocationRow[]> {
     const rows = await executor
       .selectFrom('weeklyAllocations')
       .where((eb) => inAllocationSet(eb, companyId, scope))
@@ -72,7 +72,7 @@ export function createUnavailabilityRepository(db: Db) {
     return rows.sort((a, b) => WEEKDAY_ORDER.indexOf(a.day) - WEEKDAY_ORDER.indexOf(b.day));
   }
 
-  function singleSet(executor: Db | Transaction<Database>, companyId: string, scope: AllocationScope): Promise<SingleAllocationRow[]> {
+  function singleSet(executor: Db | Db, companyId: string, scope: AllocationScope): Promise<SingleAllocationRow[]> {
     return executor
       .selectFrom('singleAllocations')
       .where((eb) => inAllocationSet(eb, companyId, scope))
@@ -89,7 +89,7 @@ export function createUnavailabilityRepository(db: Db) {
     companyId: string,
     scope: AllocationScope,
     rows: Array<Insertable<Database[T]>>,
-    read: (executor: Transaction<Database>, companyId: string, scope: AllocationScope) => Promise<R[]>,
+    read: (executor: Db, companyId: string, scope: AllocationScope) => Promise<R[]>,
   ): Promise<R[]> {
     return db.transaction().execute(async (trx) => {
       await lockLocation(trx, companyId, scope.locationId);

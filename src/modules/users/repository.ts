@@ -1,7 +1,6 @@
-import type { Transaction } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
-import type { Database, LocationAccessMode, Role } from '../../platform/database/schema.js';
+import type { LocationAccessMode, Role } from '../../platform/database/schema.js';
 
 export interface MembershipChange {
   userId: string;
@@ -36,7 +35,7 @@ export function createUserRepository(db: Db) {
 
     /** Runs `work` in a transaction holding row locks on every membership of the company, so
      * concurrent role changes are serialised and the last-Owner rule cannot be raced. */
-    withLockedMemberships<T>(companyId: string, work: (trx: Transaction<Database>, members: Array<{ userId: string; role: Role }>) => Promise<T>) {
+    withLockedMemberships<T>(companyId: string, work: (trx: Db, members: Array<{ userId: string; role: Role }>) => Promise<T>) {
       return transaction(db, async (trx) => {
         const members = await trx
           .selectFrom('companyUsers')
@@ -48,7 +47,7 @@ export function createUserRepository(db: Db) {
       });
     },
 
-    usersByEmail(trx: Transaction<Database>, emails: string[]) {
+    usersByEmail(trx: Db, emails: string[]) {
       if (emails.length === 0) return Promise.resolve([]);
       return trx
         .selectFrom('users')
@@ -59,7 +58,7 @@ export function createUserRepository(db: Db) {
 
     /** Replaces the pending invitation of the address (if any) with a new one. */
     async upsertInvitation(
-      trx: Transaction<Database>,
+      trx: Db,
       invitation: { companyId: string; id: string; email: string; tokenHash: string; invitedByUserId: string; expiresAt: Date } & Omit<MembershipChange, 'userId'>,
     ) {
       await trx
@@ -85,12 +84,12 @@ export function createUserRepository(db: Db) {
     },
 
     /** Marks the invitation accepted; false when it was accepted (or replaced) meanwhile. */
-    async acceptInvitation(trx: Transaction<Database>, companyId: string, id: string): Promise<boolean> {
+    async acceptInvitation(trx: Db, companyId: string, id: string): Promise<boolean> {
       const result = await trx.updateTable('invitations').set({ acceptedAt: new Date() }).where('companyId', '=', companyId).where('id', '=', id).where('acceptedAt', 'is', null).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
-    userForInvitation(trx: Transaction<Database>, email: string) {
+    userForInvitation(trx: Db, email: string) {
       return trx
         .selectFrom('users')
         .select(['id', 'passwordHash', 'emailVerifiedAt'])
@@ -99,7 +98,7 @@ export function createUserRepository(db: Db) {
         .executeTakeFirst();
     },
 
-    insertVerifiedUser(trx: Transaction<Database>, user: { id: string; email: string; name: string; passwordHash: string }) {
+    insertVerifiedUser(trx: Db, user: { id: string; email: string; name: string; passwordHash: string }) {
       return trx.insertInto('users').values({ ...user, emailVerifiedAt: new Date() }).execute();
     },
 
@@ -108,7 +107,7 @@ export function createUserRepository(db: Db) {
      * invitation sent there: that person takes the account over, as with a password reset. Every
      * session and refresh token of the account ends.
      */
-    async resetUnverifiedAccount(trx: Transaction<Database>, userId: string, passwordHash: string, name: string | undefined) {
+    async resetUnverifiedAccount(trx: Db, userId: string, passwordHash: string, name: string | undefined) {
       const now = new Date();
       await trx
         .updateTable('users')
@@ -119,12 +118,12 @@ export function createUserRepository(db: Db) {
     },
 
     /** Ends the refresh tokens a user holds for this company (demotion from Owner, removal). */
-    revokeRefreshTokens(trx: Transaction<Database>, companyId: string, userId: string) {
+    revokeRefreshTokens(trx: Db, companyId: string, userId: string) {
       return trx.updateTable('refreshTokens').set({ revokedAt: new Date() }).where('companyId', '=', companyId).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
     },
 
     /** Revokes the client credentials a user created in this company (removal). Returns how many. */
-    async revokeClientCredentialsOf(trx: Transaction<Database>, companyId: string, userId: string): Promise<number> {
+    async revokeClientCredentialsOf(trx: Db, companyId: string, userId: string): Promise<number> {
       const result = await trx
         .updateTable('clientCredentials')
         .set({ revokedAt: new Date() })
@@ -135,11 +134,11 @@ export function createUserRepository(db: Db) {
       return Number(result.numUpdatedRows);
     },
 
-    deleteMembership(trx: Transaction<Database>, companyId: string, userId: string) {
+    deleteMembership(trx: Db, companyId: string, userId: string) {
       return trx.deleteFrom('companyUsers').where('companyId', '=', companyId).where('userId', '=', userId).execute();
     },
 
-    upsertMembership(trx: Transaction<Database>, companyId: string, change: MembershipChange) {
+    upsertMembership(trx: Db, companyId: string, change: MembershipChange) {
       return trx
         .insertInto('companyUsers')
         .values({ companyId, ...change })
@@ -155,7 +154,7 @@ export function createUserRepository(db: Db) {
         .execute();
     },
 
-    currentMemberships(trx: Transaction<Database>, companyId: string, userIds: string[]) {
+    currentMemberships(trx: Db, companyId: string, userIds: string[]) {
       if (userIds.length === 0) return Promise.resolve([]);
       return trx
         .selectFrom('companyUsers')
@@ -165,7 +164,7 @@ export function createUserRepository(db: Db) {
         .execute();
     },
 
-    members(trx: Transaction<Database>, companyId: string, userIds: string[]) {
+    members(trx: Db, companyId: string, userIds: string[]) {
       return trx
         .selectFrom('companyUsers as cu')
         .innerJoin('users as u', 'u.id', 'cu.userId')

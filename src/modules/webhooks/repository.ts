@@ -9,9 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DeliveryOutcome } from './delivery-client.js';
-import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
-import type { Database, EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
+import type { EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -19,7 +19,7 @@ export type WebhookInsert = Insertable<WebhooksTable>;
 export type WebhookChanges = Updateable<WebhooksTable>;
 
 /** A connection or a transaction (a Kysely Transaction is a Kysely instance too). */
-type Executor = Db | Transaction<Database>;
+type Executor = Db | Db;
 
 /** PostgreSQL's foreign_key_violation, as both drivers report it. */
 function isForeignKeyViolation(error: unknown): boolean {
@@ -31,7 +31,7 @@ function isForeignKeyViolation(error: unknown): boolean {
  * UPDATE conflicts with itself but not with the KEY SHARE locks that foreign-key checks take, so
  * bookings and other rows referencing the location are never blocked by it.
  */
-async function lockLocation(trx: Transaction<Database>, companyId: string, locationId: string): Promise<void> {
+async function lockLocation(trx: Db, companyId: string, locationId: string): Promise<void> {
   await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forNoKeyUpdate().execute();
 }
 

@@ -1,13 +1,15 @@
 import type { Problem } from './weekly-availability.js';
 
 /** The settings of a service that depend on each other, after an update is applied. */
+export type BookAheadUnit = 'none' | 'days' | 'weeks' | 'months';
+
 export interface ServiceSettings {
   duration: number;
   durationSelect: boolean;
   durationMin: number | null;
   durationMax: number | null;
   durationInterval: number | null;
-  bookAheadUnit: 'none' | 'days' | 'weeks' | 'months';
+  bookAheadUnit: BookAheadUnit;
   bookAheadValue: number | null;
 }
 

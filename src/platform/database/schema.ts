@@ -1,4 +1,9 @@
+// Column types that the domain defines are imported from it, never declared twice.
 import type { AppointmentStatus } from '../../domain/booking.js';
+import type { RoundRobin } from '../../domain/availability.js';
+import type { Frequency as RecurrenceFrequency } from '../../domain/recurrence.js';
+import type { BookAheadUnit } from '../../domain/service-rules.js';
+import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Column types of every table, in camelCase (the CamelCasePlugin maps them to snake_case). */
@@ -100,7 +105,8 @@ export interface RefreshTokensTable {
 }
 
 /** `{"mon": [{"start": "09:00", "end": "17:00"}], ...}`: a missing or empty day is closed. */
-export type WeeklyAvailability = Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', Array<{ start: string; end: string }>>>;
+/** Opening hours as stored: the domain's weekly schedule. */
+export type WeeklyAvailability = WeeklySchedule;
 
 export interface Address {
   addressLine1?: string;
@@ -131,8 +137,7 @@ export interface LocationsTable extends Archived {
   reminderOffsets: ColumnType<number[] | null, number[] | null | undefined, number[] | null>;
 }
 
-export type BookAheadUnit = 'none' | 'days' | 'weeks' | 'months';
-export type RoundRobin = 'NONE' | 'RANDOM' | 'BALANCED' | 'COMBINED';
+export type { BookAheadUnit, RecurrenceFrequency, RoundRobin };
 export type AvailabilityType = 'schedule' | 'allocation';
 
 export interface ServicesTable extends Archived, CustomFields {
@@ -206,7 +211,6 @@ export interface BlocksTable extends Scope {
   createdAt: CreatedAt;
 }
 
-export type RecurrenceFrequency = 'DAILY' | 'WEEKLY' | 'BIWEEKLY' | 'MONTHLY' | 'YEARLY';
 
 export interface RecurringBlocksTable extends Scope {
   companyId: string;

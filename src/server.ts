@@ -9,6 +9,7 @@ import { startOutboxWorker } from './platform/outbox/worker.js';
 import { createRedisClient } from './platform/redis.js';
 import { DataDirLockedError } from './platform/database/data-dir-lock.js';
 import { isDatabaseUnavailable } from './platform/database/errors.js';
+import { errorMessage } from './platform/values.js';
 
 async function main() {
   let config;
@@ -62,7 +63,7 @@ async function main() {
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const waitMs = Math.min(5000, 250 * 2 ** Math.min(attempt, 5));
-      console.error(`The database is not reachable yet (${(error as Error).message}); trying again in ${waitMs} ms`);
+      console.error(`The database is not reachable yet (${errorMessage(error)}); trying again in ${waitMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }

@@ -25,6 +25,7 @@ import { ApiError } from '../platform/errors.js';
 import { createCompanyRepository } from '../modules/companies/repository.js';
 import { createCompanyService } from '../modules/companies/service.js';
 import { createIdentityRepository } from '../modules/identity/repository.js';
+import { errorCode, errorMessage } from '../platform/values.js';
 
 /** Every command: its options and what it does, for `--help` and for checking arguments. */
 const COMMANDS: Record<string, { usage: string; summary: string; options: string[] }> = {
@@ -104,11 +105,11 @@ export function parseAdminArgs(argv: string[]): AdminArgs {
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: ALL_OPTIONS });
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    const option = /'(-[^' ]+)/.exec((error as Error).message)?.[1];
+    const code = errorCode(error);
+    const option = /'(-[^' ]+)/.exec(errorMessage(error))?.[1];
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${option ?? ''}`.trim());
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${option ?? 'an option'} needs a value`);
-    throw new UsageError((error as Error).message);
+    throw new UsageError(errorMessage(error));
   }
   const { positionals, values } = parsed;
   // `help create-company` is `create-company --help`.

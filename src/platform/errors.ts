@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isContention, isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
+import { fieldOf } from './values.js';
 
 /**
  * The one error body of the specification: `success: false`, a human `message`, and `errors[]`
@@ -143,10 +144,11 @@ function ajvMessage(error: AjvError, path: string, location: ErrorLocation): str
     case 'pattern': {
       // A query list (`status=BK,XX`) is one parameter to the caller, whatever its item index.
       const named = location === 'query' ? subject.replace(/\.\d+$/, '') : subject;
-      return patternMessage(named, String(error.params.pattern), (error.parentSchema as { description?: string } | undefined)?.description);
+      const description = fieldOf(error.parentSchema, 'description');
+      return patternMessage(named, String(error.params.pattern), typeof description === 'string' ? description : undefined);
     }
     case 'enum':
-      return `${subject} must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+      return `${subject} must be one of: ${[error.params.allowedValues].flat().join(', ')}`;
     default:
       return `${subject} ${error.message ?? 'is invalid'}`;
   }
@@ -213,6 +215,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return send(reply, error.statusCode, body, error.headers);
     }
     if (error.validation) {
+      // Fastify's type leaves out parentSchema, which our Ajv compilers add (verbose: platform/validation.ts).
       const errors = mapSchemaErrors(error.validation as AjvError[], error.validationContext ?? 'body');
       const body: ErrorBody = { success: false, message: VALIDATION_ERROR, errors };
       if (errors.length === 1 && errors[0]!.code) body.code = errors[0]!.code;
@@ -223,7 +226,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // the pool opens fresh connections). 503 with Retry-After, never a 500.
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');
-      (request.server as Partial<FastifyInstance>).metrics?.recordDatabaseUnavailable();
+      // An app built without metrics (some tests) has no such decorator.
+      if (request.server.hasDecorator('metrics')) request.server.metrics.recordDatabaseUnavailable();
       return send(reply, 503, { success: false, message: DATABASE_UNAVAILABLE, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
     }
     // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137),

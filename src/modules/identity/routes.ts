@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
 import { baseUrlOf } from '../../platform/http/types.js';
 import { Email, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
-import { requireCompany, requireUser } from '../../platform/auth/principal.js';
+import { requireCompany, requireDashboardUser, requireUser } from '../../platform/auth/principal.js';
 import type { IdentityService } from './service.js';
 
 export const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters, not one of the most common passwords' });
@@ -146,9 +146,9 @@ export function registerIdentityRoutes(app: App, deps: { identity: IdentityServi
       },
     },
     async (request, reply) => {
-      const principal = requireCompany(request.principal);
+      const principal = requireDashboardUser(request.principal);
       reply.header('cache-control', 'no-store');
-      return identity.generateRefreshToken(principal.companyId, (principal as { userId: string }).userId);
+      return identity.generateRefreshToken(principal.companyId, principal.userId);
     },
   );
 

@@ -12,6 +12,7 @@ import type { TokenService } from '../../platform/auth/tokens.js';
 import { TokenError } from '../../platform/auth/tokens.js';
 import { DOCS_HTML, DOCS_INIT_JS } from './docs-page.js';
 import { finishOpenApiDocument } from '../../platform/http/openapi.js';
+import { isRecord } from '../../platform/values.js';
 
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const DOCS_ASSETS: Record<string, { file: string; type: string }> = {
@@ -76,7 +77,7 @@ export function registerOperationsRoutes(app: App, deps: OperationsDeps) {
     },
     async (request) => {
       // Finished once (the routes do not change after start); each answer is a copy.
-      finished ??= finishOpenApiDocument(app.swagger() as Record<string, unknown>, { publicBaseUrl: deps.publicBaseUrl });
+      finished ??= finishOpenApiDocument(app.swagger(), { publicBaseUrl: deps.publicBaseUrl });
       const document = structuredClone(finished);
       const baseUrl = baseUrlOf(request, deps.publicBaseUrl);
       const header = request.headers.authorization;
@@ -92,9 +93,9 @@ export function registerOperationsRoutes(app: App, deps: OperationsDeps) {
         const company = await deps.companyForDocs(verified.claims.companyId);
         if (!company) throw unauthorized('Invalid or expired docs token');
         document['x-slotwise-company'] = company;
-        const info = document.info as { description?: string };
+        const info = isRecord(document.info) ? document.info : (document.info = {});
         info.description =
-          `${info.description ?? ''}\n\n## Your company\n\n| | |\n|---|---|\n| Company | ${company.name} |\n` +
+          `${typeof info.description === 'string' ? info.description : ''}\n\n## Your company\n\n| | |\n|---|---|\n| Company | ${company.name} |\n` +
           `| Company id | \`${company.id}\` |\n| Public client id (x-client-id) | \`${company.publicClientId}\` |\n| Base address | ${baseUrl} |\n`;
       }
       return document;

@@ -77,12 +77,11 @@ const INVALID_INVITATION = 'Invalid or expired invitation';
 export function createUserService({ db, repository, passwords, email, invitationTtlSeconds, invitationMailDeadlineMs = INVITATION_MAIL_DEADLINE_MS }: UserServiceDeps) {
   /** The caller as an assigner, with the role read again under the membership lock. */
   function assignerUnderLock(principal: Principal, members: Array<{ userId: string; role: Role }>) {
-    let assigner = assignerOf(principal);
+    const assigner = assignerOf(principal);
     if (assigner.kind === 'machine') throw forbidden(MACHINE_USER_ADMIN_MESSAGE);
-    const current = members.find((m) => m.userId === (assigner as { userId: string }).userId);
+    const current = members.find((m) => m.userId === assigner.userId);
     if (!current) throw forbidden('You are no longer a user of this company');
-    assigner = { ...assigner, role: current.role };
-    return assigner;
+    return { ...assigner, role: current.role };
   }
 
   /** `work`'s answer, or `fallback` once `ms` pass (the work goes on, its answer ignored). */

@@ -48,6 +48,12 @@ export function requireCompany(principal: Principal | null): CompanyPrincipal {
   return principal;
 }
 
+/** A dashboard user acting in a company (routes that refuse machine tokens have one). */
+export function requireDashboardUser(principal: Principal | null): Extract<Principal, { kind: 'dashboard' }> {
+  if (principal?.kind !== 'dashboard') throw new ApiError(401, 'Authentication required');
+  return principal;
+}
+
 export function requireUser(principal: Principal | null): { userId: string } {
   if (!principal || !('userId' in principal)) throw new ApiError(401, 'Authentication required');
   return principal;

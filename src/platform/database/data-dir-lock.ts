@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { errorCode, fieldOf } from '../values.js';
 
 /**
  * PGlite keeps its whole database in the memory of the process that opened it and writes the
@@ -50,7 +51,7 @@ function alive(holder: LockHolder): boolean {
     process.kill(holder.pid, 0);
   } catch (error) {
     // EPERM: it exists but belongs to someone else.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (errorCode(error) !== 'EPERM') return false;
   }
   // The pid is in use; by the holder only if it started when the holder did (pids are reused,
   // for example by the next container's first process).
@@ -60,9 +61,17 @@ function alive(holder: LockHolder): boolean {
 
 function readHolder(path: string): LockHolder | null {
   try {
-    const holder = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
-    return typeof holder.pid === 'number'
-      ? { pid: holder.pid, command: String(holder.command ?? 'unknown'), host: String(holder.host ?? hostname()), startedAt: String(holder.startedAt ?? 'unknown'), processStart: holder.processStart ?? null }
+    const holder: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    const pid = fieldOf(holder, 'pid');
+    const processStart = fieldOf(holder, 'processStart');
+    return typeof pid === 'number'
+      ? {
+          pid,
+          command: String(fieldOf(holder, 'command') ?? 'unknown'),
+          host: String(fieldOf(holder, 'host') ?? hostname()),
+          startedAt: String(fieldOf(holder, 'startedAt') ?? 'unknown'),
+          processStart: typeof processStart === 'string' ? processStart : null,
+        }
       : null;
   } catch {
     return null;
@@ -100,7 +109,7 @@ export function lockDataDir(dataDir: string): () => void {
           if (readHolder(path)?.pid === process.pid) rmSync(path, { force: true });
         };
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (errorCode(error) !== 'EEXIST') throw error;
       }
       const holder = readHolder(path);
       // Another host's pid cannot be checked from here: trust the lock (a shared folder).

@@ -1,8 +1,10 @@
+import { errorCode, fieldOf as errorField } from '../values.js';
+
 /** PostgreSQL's unique_violation, as both drivers report it. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const e = error as { code?: string; constraint?: string; message?: string } | null;
-  if (!e || e.code !== '23505') return false;
-  return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(constraint);
+  if (errorCode(error) !== '23505') return false;
+  const message = errorField(error, 'message');
+  return constraint === undefined || errorField(error, 'constraint') === constraint || (typeof message === 'string' && message.includes(constraint));
 }
 
 /**
@@ -13,7 +15,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export const FROM_DATABASE = Symbol('slotwise.fromDatabase');
 
 export function markFromDatabase<T>(error: T): T {
-  if (error && typeof error === 'object') (error as Record<symbol, unknown>)[FROM_DATABASE] = true;
+  if (error && typeof error === 'object') Reflect.set(error, FROM_DATABASE, true);
   return error;
 }
 
@@ -39,11 +41,12 @@ const UNAVAILABLE_MESSAGES = [
 ];
 
 function unavailableSignal(error: unknown): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
+  const code = errorCode(error);
+  const message = errorField(error, 'message');
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SQLSTATE_PREFIXES.some((p) => code.startsWith(p)) || UNAVAILABLE_NODE_CODES.has(code))) return true;
   if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.includes(m))) return true;
   // Several addresses refused (AggregateError).
-  const inner = (error as { errors?: unknown[] }).errors;
+  const inner = errorField(error, 'errors');
   return Array.isArray(inner) && inner.some((x) => x && typeof x === 'object' && unavailableSignal(x));
 }
 
@@ -54,17 +57,17 @@ function unavailableSignal(error: unknown): boolean {
  * 500: nothing about it was wrong, and the same request a moment later will succeed.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!error || typeof error !== 'object' || !(error as Record<symbol, unknown>)[FROM_DATABASE]) return false;
+  if (errorField(error, FROM_DATABASE) !== true) return false;
   return unavailableSignal(error);
 }
 
 /** lock_not_available: a lock wait passed lock_timeout (or NOWAIT found the lock taken). */
 export function isLockTimeout(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === '55P03';
+  return errorCode(error) === '55P03';
 }
 
 /** A deadlock or serialisation failure that outlived the transaction's retries: busy, not wrong. */
 export function isContention(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
+  const code = errorCode(error);
   return code === '40P01' || code === '40001';
 }

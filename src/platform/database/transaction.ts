@@ -1,4 +1,5 @@
 import type { Db } from './index.js';
+import { errorCode } from '../values.js';
 
 const PG_DEADLOCK = '40P01';
 const PG_SERIALIZATION = '40001';
@@ -13,7 +14,7 @@ export async function transaction<T>(db: Db, work: (trx: Db) => Promise<T>): Pro
     try {
       return await db.transaction().execute(work);
     } catch (error) {
-      const code = (error as { code?: string } | null)?.code;
+      const code = errorCode(error);
       if (attempt < 3 && (code === PG_DEADLOCK || code === PG_SERIALIZATION)) continue;
       throw error;
     }

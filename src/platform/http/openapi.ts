@@ -10,6 +10,31 @@ import { DATABASE_UNAVAILABLE } from '../errors.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * The generated document is plain JSON: these read it by checking shapes instead of asserting
+ * them, so an unexpected shape is skipped, never a crash.
+ */
+function isJson(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+/** `node[key]` when it is an object. */
+function objectAt(node: Json | undefined, key: string): Json | undefined {
+  const value = node?.[key];
+  return isJson(value) ? value : undefined;
+}
+/** `node[key]` as an object, created empty when missing. */
+function ensureObject(node: Json, key: string): Json {
+  const found = objectAt(node, key);
+  if (found) return found;
+  const created: Json = {};
+  node[key] = created;
+  return created;
+}
+/** The object values of `node` (those that are objects), with their keys. */
+function objectEntries(node: Json | undefined): Array<[string, Json]> {
+  return Object.entries(node ?? {}).filter((entry): entry is [string, Json] => isJson(entry[1]));
+}
+
 /** Every operation's id, as a person would name the call. A route missing here fails the lint test. */
 export const OPERATION_IDS: Record<string, string> = {
   'GET /openapi.json': 'getOpenApiDocument',
@@ -121,8 +146,8 @@ function stripAjvKeywords(node: unknown): void {
     for (const item of node) stripAjvKeywords(item);
     return;
   }
-  if (!node || typeof node !== 'object') return;
-  for (const keyword of AJV_ONLY_KEYWORDS) delete (node as Json)[keyword];
+  if (!isJson(node)) return;
+  for (const keyword of AJV_ONLY_KEYWORDS) delete node[keyword];
   for (const value of Object.values(node)) stripAjvKeywords(value);
 }
 
@@ -160,13 +185,12 @@ export interface FinishOptions {
 function addExamples(operation: Json, operationId: string | undefined): void {
   if (!operationId) return;
   const request = REQUEST_EXAMPLES[operationId] ?? REQUEST_EXAMPLES[operationId.replace(/^patch/, 'update')];
-  const body = operation.requestBody as { content?: Record<string, Json> } | undefined;
-  if (request !== undefined && body?.content) for (const media of Object.values(body.content)) media.example = request;
+  if (request !== undefined) for (const [, media] of objectEntries(objectAt(objectAt(operation, 'requestBody'), 'content'))) media.example = request;
   const answer = RESPONSE_EXAMPLES[operationId];
   if (answer === undefined) return;
-  for (const [status, response] of Object.entries(operation.responses as Record<string, { content?: Record<string, Json> }>)) {
-    if (!status.startsWith('2') || !response.content) continue;
-    for (const media of Object.values(response.content)) media.example = answer;
+  for (const [status, response] of objectEntries(objectAt(operation, 'responses'))) {
+    if (!status.startsWith('2')) continue;
+    for (const [, media] of objectEntries(objectAt(response, 'content'))) media.example = answer;
   }
 }
 
@@ -175,12 +199,12 @@ const words = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLower
 
 /** A success answer says what it carries instead of the generator's "Default Response". */
 function describeResponses(operation: Json, responses: Json): void {
-  for (const [status, value] of Object.entries(responses)) {
-    const response = value as { description?: string; content?: Record<string, { schema?: Json }> };
+  for (const [status, response] of objectEntries(responses)) {
     if (!status.startsWith('2') || (response.description && response.description !== 'Default Response')) continue;
-    const schema = response.content && Object.values(response.content)[0]?.schema;
-    const ref = typeof schema?.$ref === 'string' ? schema.$ref.split('/').at(-1)! : undefined;
-    const items = (schema?.properties as Record<string, { items?: { $ref?: string } }> | undefined)?.data?.items?.$ref?.split('/').at(-1);
+    const schema = objectAt(objectEntries(objectAt(response, 'content'))[0]?.[1], 'schema');
+    const refName = (value: unknown) => (typeof value === 'string' ? value.split('/').at(-1) : undefined);
+    const ref = refName(schema?.$ref);
+    const items = refName(objectAt(objectAt(objectAt(schema, 'properties'), 'data'), 'items')?.$ref);
     if (status === '204') response.description = 'Done; no body';
     else if (ref) response.description = status === '201' ? `The created ${words(ref)}` : `The ${words(ref)}`;
     else if (items) response.description = `The ${words(items)} records, in \`data\``;
@@ -189,17 +213,15 @@ function describeResponses(operation: Json, responses: Json): void {
 }
 
 /** Finishes a copy of the generated document; the input is not changed. */
-export function finishOpenApiDocument(generated: Json, options: FinishOptions): Json {
-  const document = structuredClone(generated);
+export function finishOpenApiDocument(generated: object, options: FinishOptions): Json {
+  const document: Json = { ...structuredClone(generated) };
   stripAjvKeywords(document);
   const base = options.publicBaseUrl?.replace(/\/+$/, '');
   document.servers = [{ url: base ?? '/', description: base ? 'This deployment (PUBLIC_BASE_URL)' : 'The server this document was fetched from' }];
-  const info = document.info as Json;
-  info.license = { name: 'Proprietary', url: `${base ?? ''}/docs` };
+  ensureObject(document, 'info').license = { name: 'Proprietary', url: `${base ?? ''}/docs` };
 
-  const components = document.components as Json;
-  const schemes = components.securitySchemes as Json;
-  schemes.oauth2ClientCredentials = {
+  const components = ensureObject(document, 'components');
+  ensureObject(components, 'securitySchemes').oauth2ClientCredentials = {
     type: 'oauth2',
     description: 'A machine token from a client id and secret (POST /v3/oauth/token); /docs fetches it for you',
     flows: {
@@ -209,25 +231,25 @@ export function finishOpenApiDocument(generated: Json, options: FinishOptions): 
       },
     },
   };
-  components.responses = { ...(components.responses as Json | undefined), ...SHARED_RESPONSES };
-  components.headers = { ...(components.headers as Json | undefined), ...RATE_LIMIT_HEADERS };
+  Object.assign(ensureObject(components, 'responses'), SHARED_RESPONSES);
+  Object.assign(ensureObject(components, 'headers'), RATE_LIMIT_HEADERS);
 
-  for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
+  for (const [path, item] of objectEntries(objectAt(document, 'paths'))) {
     for (const method of METHODS) {
-      const operation = item[method] as Json | undefined;
+      const operation = objectAt(item, method);
       if (!operation) continue;
       const key = `${method.toUpperCase()} ${path}`;
       const operationId = OPERATION_IDS[key];
       if (operationId) operation.operationId = operationId;
       // An operation that needs no credentials says so (an empty requirement), instead of saying nothing.
-      const security = (operation.security as Array<Record<string, string[]>> | undefined) ?? [];
+      const security = Array.isArray(operation.security) ? operation.security.filter(isJson) : [];
       if (security.length === 0) operation.security = [];
       // Wherever a machine token works, the client-credentials flow can get one: read or write scope.
       if (security.some((requirement) => 'machineToken' in requirement)) {
         const scope = method === 'get' || method === 'head' ? 'read' : 'write';
         operation.security = [...security, { oauth2ClientCredentials: [scope] }];
       }
-      const responses = (operation.responses ??= {}) as Json;
+      const responses = ensureObject(operation, 'responses');
       addExamples(operation, operationId);
       describeResponses(operation, responses);
       if (path.startsWith('/v3/')) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };

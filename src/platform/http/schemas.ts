@@ -58,13 +58,14 @@ export const Email = (options: { description?: string } = {}) =>
   Type.String({ format: 'email', maxLength: 254, ...options });
 
 type SecurityRequirement = Record<string, string[]>;
+const anyOf = (...requirements: SecurityRequirement[]): SecurityRequirement[] => requirements;
 /** OpenAPI security requirements, by who may call. */
 export const Security = {
-  company: [{ machineToken: [] }, { dashboardJwt: [], apiKey: [] }] as SecurityRequirement[],
-  dashboardCompany: [{ dashboardJwt: [], apiKey: [] }] as SecurityRequirement[],
-  dashboardUser: [{ dashboardJwt: [] }] as SecurityRequirement[],
-  userOrMachine: [{ machineToken: [] }, { dashboardJwt: [] }] as SecurityRequirement[],
-  public: [{ publicClientId: [] }] as SecurityRequirement[],
+  company: anyOf({ machineToken: [] }, { dashboardJwt: [], apiKey: [] }),
+  dashboardCompany: anyOf({ dashboardJwt: [], apiKey: [] }),
+  dashboardUser: anyOf({ dashboardJwt: [] }),
+  userOrMachine: anyOf({ machineToken: [] }, { dashboardJwt: [] }),
+  public: anyOf({ publicClientId: [] }),
 };
 
 /**

@@ -1,5 +1,6 @@
 import { cleanReason } from './outcome.js';
 import type { SendOutcome } from './outcome.js';
+import { fieldOf, isRecord } from '../values.js';
 
 export type { SendOutcome } from './outcome.js';
 
@@ -121,7 +122,7 @@ export function createSmsSender(options: SmsSenderOptions): SmsSender {
 function parseJson(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return isRecord(value) ? value : null;
   } catch {
     return null;
   }
@@ -138,7 +139,9 @@ function describeError(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `SMS provider did not answer within ${timeoutMs} ms`;
   }
-  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : '';
+  const cause = error instanceof Error ? error.cause : undefined;
+  const causeCode = fieldOf(cause, 'code');
+  const causeMessage = fieldOf(cause, 'message');
+  const detail = typeof causeCode === 'string' ? causeCode : typeof causeMessage === 'string' ? causeMessage : error instanceof Error ? error.message : '';
   return `Could not reach the SMS provider${detail ? ` (${detail})` : ''}`;
 }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
+import { fieldOf } from '../values.js';
 
 /**
  * The rate-limit families of the specification (Limits, rules 3 and 4). Each family has budgets of
@@ -80,8 +81,8 @@ export function admissionKey(principal: Principal): string {
  * key never grows with what a caller sends.
  */
 export function oauthClientId(request: FastifyRequest): string | undefined {
-  const body = request.body as { client_id?: unknown } | undefined;
-  let clientId = typeof body?.client_id === 'string' && body.client_id !== '' ? body.client_id : undefined;
+  const bodyClientId = fieldOf(request.body, 'client_id');
+  let clientId = typeof bodyClientId === 'string' && bodyClientId !== '' ? bodyClientId : undefined;
   const header = request.headers.authorization;
   if (clientId === undefined && header) {
     const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);

@@ -19,6 +19,7 @@ import {
 import type { Family } from './families.js';
 import { createMemoryStore, createRedisStore } from './store.js';
 import type { Hit, RateLimitStore } from './store.js';
+import { fieldOf } from '../values.js';
 
 export { FAMILIES, refusalMessage } from './families.js';
 export type { Family } from './families.js';
@@ -132,7 +133,7 @@ export function registerRateLimits(app: FastifyInstance, { config, redis, knownC
   // into appointments over and over (the body is parsed by now).
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'PUT' || request.routeOptions.url !== PUBLIC_BOOK_ROUTE || request.principal?.kind !== 'public') return;
-    const email = (request.body as { email?: unknown } | undefined)?.email;
+    const email = fieldOf(request.body, 'email');
     if (typeof email !== 'string' || email === '') return;
     await spend(reply, 'publicWrite', [{ key: `publicWrite:book-email:${email.trim().toLowerCase().slice(0, 254)}`, budget: budgets.publicBookEmail }]);
   });

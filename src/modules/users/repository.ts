@@ -22,7 +22,8 @@ const MEMBER_COLUMNS = [
   'cu.updatedAt',
 ] as const;
 
-export function createUserRepository(db: Db) {
+/** Memberships of a company, read and changed under the membership lock. */
+function createMembershipRepository(db: Db) {
   return {
     async page(companyId: string, limit: number, offset: number) {
       const base = db.selectFrom('companyUsers as cu').innerJoin('users as u', 'u.id', 'cu.userId').where('cu.companyId', '=', companyId);
@@ -57,6 +58,74 @@ export function createUserRepository(db: Db) {
     },
 
     /** Replaces the pending invitation of the address (if any) with a new one. */
+    /** Ends the refresh tokens a user holds for this company (demotion from Owner, removal). */
+    revokeRefreshTokens(trx: Db, companyId: string, userId: string) {
+      return trx.updateTable('refreshTokens').set({ revokedAt: new Date() }).where('companyId', '=', companyId).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
+    },
+
+    /** Revokes the client credentials a user created in this company (removal). Returns how many. */
+    async revokeClientCredentialsOf(trx: Db, companyId: string, userId: string): Promise<number> {
+      const result = await trx
+        .updateTable('clientCredentials')
+        .set({ revokedAt: new Date() })
+        .where('companyId', '=', companyId)
+        .where('createdByUserId', '=', userId)
+        .where('revokedAt', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    deleteMembership(trx: Db, companyId: string, userId: string) {
+      return trx.deleteFrom('companyUsers').where('companyId', '=', companyId).where('userId', '=', userId).execute();
+    },
+
+    upsertMembership(trx: Db, companyId: string, change: MembershipChange) {
+      return trx
+        .insertInto('companyUsers')
+        .values({ companyId, ...change })
+        .onConflict((oc) =>
+          oc.columns(['companyId', 'userId']).doUpdateSet({
+            role: change.role,
+            locationAccessMode: change.locationAccessMode,
+            allowedLocationIds: change.allowedLocationIds,
+            linkedResourceId: change.linkedResourceId,
+            updatedAt: new Date(),
+          }),
+        )
+        .execute();
+    },
+
+    currentMemberships(trx: Db, companyId: string, userIds: string[]) {
+      if (userIds.length === 0) return Promise.resolve([]);
+      return trx
+        .selectFrom('companyUsers')
+        .selectAll()
+        .where('companyId', '=', companyId)
+        .where('userId', 'in', userIds)
+        .execute();
+    },
+
+    members(trx: Db, companyId: string, userIds: string[]) {
+      return trx
+        .selectFrom('companyUsers as cu')
+        .innerJoin('users as u', 'u.id', 'cu.userId')
+        .select(MEMBER_COLUMNS)
+        .where('cu.companyId', '=', companyId)
+        .where('cu.userId', 'in', userIds)
+        .orderBy('u.email')
+        .execute();
+    },
+  };
+}
+
+/** Invitations and the accounts they create or take over. */
+function createInvitationRepository(db: Db) {
+  return {
+    /** The company's name, read with an invitation's writes (it goes into the mail). */
+    async companyName(trx: Db, companyId: string) {
+      return (await trx.selectFrom('companies').select('name').where('id', '=', companyId).executeTakeFirst())?.name;
+    },
+
     async upsertInvitation(
       trx: Db,
       invitation: { companyId: string; id: string; email: string; tokenHash: string; invitedByUserId: string; expiresAt: Date } & Omit<MembershipChange, 'userId'>,
@@ -117,64 +186,11 @@ export function createUserRepository(db: Db) {
       await trx.updateTable('refreshTokens').set({ revokedAt: now }).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
     },
 
-    /** Ends the refresh tokens a user holds for this company (demotion from Owner, removal). */
-    revokeRefreshTokens(trx: Db, companyId: string, userId: string) {
-      return trx.updateTable('refreshTokens').set({ revokedAt: new Date() }).where('companyId', '=', companyId).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
-    },
-
-    /** Revokes the client credentials a user created in this company (removal). Returns how many. */
-    async revokeClientCredentialsOf(trx: Db, companyId: string, userId: string): Promise<number> {
-      const result = await trx
-        .updateTable('clientCredentials')
-        .set({ revokedAt: new Date() })
-        .where('companyId', '=', companyId)
-        .where('createdByUserId', '=', userId)
-        .where('revokedAt', 'is', null)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
-    },
-
-    deleteMembership(trx: Db, companyId: string, userId: string) {
-      return trx.deleteFrom('companyUsers').where('companyId', '=', companyId).where('userId', '=', userId).execute();
-    },
-
-    upsertMembership(trx: Db, companyId: string, change: MembershipChange) {
-      return trx
-        .insertInto('companyUsers')
-        .values({ companyId, ...change })
-        .onConflict((oc) =>
-          oc.columns(['companyId', 'userId']).doUpdateSet({
-            role: change.role,
-            locationAccessMode: change.locationAccessMode,
-            allowedLocationIds: change.allowedLocationIds,
-            linkedResourceId: change.linkedResourceId,
-            updatedAt: new Date(),
-          }),
-        )
-        .execute();
-    },
-
-    currentMemberships(trx: Db, companyId: string, userIds: string[]) {
-      if (userIds.length === 0) return Promise.resolve([]);
-      return trx
-        .selectFrom('companyUsers')
-        .selectAll()
-        .where('companyId', '=', companyId)
-        .where('userId', 'in', userIds)
-        .execute();
-    },
-
-    members(trx: Db, companyId: string, userIds: string[]) {
-      return trx
-        .selectFrom('companyUsers as cu')
-        .innerJoin('users as u', 'u.id', 'cu.userId')
-        .select(MEMBER_COLUMNS)
-        .where('cu.companyId', '=', companyId)
-        .where('cu.userId', 'in', userIds)
-        .orderBy('u.email')
-        .execute();
-    },
   };
+}
+
+export function createUserRepository(db: Db) {
+  return { ...createMembershipRepository(db), ...createInvitationRepository(db) };
 }
 
 export type UserRepository = ReturnType<typeof createUserRepository>;

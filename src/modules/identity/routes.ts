@@ -4,27 +4,22 @@ import { baseUrlOf } from '../../platform/http/types.js';
 import { Email, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
 import { requireCompany, requireDashboardUser, requireUser } from '../../platform/auth/principal.js';
 import type { IdentityService } from './service.js';
-
-export const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters, not one of the most common passwords' });
-
-const User = Type.Object({
-  id: Uuid(),
-  email: Type.String(),
-  name: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-const DashboardSession = Type.Object({
-  accessToken: Type.String({ description: 'The dashboard JWT' }),
-  tokenType: Type.Literal('Bearer'),
-  expiresIn: Type.Integer({ description: 'Seconds' }),
-});
+import { DashboardSession, Password, User } from './schemas.js';
 
 const TAGS = ['Identity'];
 
-export function registerIdentityRoutes(app: App, deps: { identity: IdentityService; publicBaseUrl: string | undefined }) {
-  const { identity } = deps;
+interface IdentityRouteDeps {
+  identity: IdentityService;
+  publicBaseUrl: string | undefined;
+}
 
+export function registerIdentityRoutes(app: App, deps: IdentityRouteDeps) {
+  registerAccountRoutes(app, deps);
+  registerTokenRoutes(app, deps);
+}
+
+/** Signup, sign-in and the signed-in user's own profile. */
+function registerAccountRoutes(app: App, { identity }: IdentityRouteDeps) {
   app.post(
     '/v3/auth/signup',
     {
@@ -112,6 +107,11 @@ export function registerIdentityRoutes(app: App, deps: { identity: IdentityServi
     },
   );
 
+}
+
+/** Identity links, refresh tokens and the docs handoff token. */
+function registerTokenRoutes(app: App, deps: IdentityRouteDeps) {
+  const { identity } = deps;
   app.post(
     '/v3/auth/me/identities',
     {

@@ -8,14 +8,10 @@ import { assertUncommonPassword } from '../identity/service.js';
 import { memberView } from './membership-changes.js';
 import { roleChangeRefusal } from './role-rules.js';
 import type { UserRepository } from './repository.js';
+import type { AcceptInvitationInput } from './schemas.js';
 
 const INVALID_INVITATION = 'Invalid or expired invitation';
 
-export interface AcceptInvitationInput {
-  token: string;
-  password?: string | undefined;
-  name?: string | undefined;
-}
 
 type AcceptRepository = Pick<
   UserRepository,

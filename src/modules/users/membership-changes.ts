@@ -1,6 +1,7 @@
 import type { Principal } from '../../platform/auth/principal.js';
 import type { Db } from '../../platform/database/index.js';
-import type { LocationAccessMode, Role } from '../../platform/database/schema.js';
+import type { Role } from '../../platform/database/schema.js';
+import type { AccessFields } from './schemas.js';
 import { badRequest, forbidden, validationError } from '../../platform/errors.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { IdReference } from '../catalog/ownership.js';
@@ -8,12 +9,6 @@ import { MACHINE_USER_ADMIN_MESSAGE, ownersRemain, roleChangeRefusal } from './r
 import type { Assigner } from './role-rules.js';
 import type { MembershipChange, UserRepository } from './repository.js';
 
-export interface AccessFields {
-  role?: Role;
-  locationAccessMode?: LocationAccessMode;
-  allowedLocationIds?: string[];
-  linkedResourceId?: string | null;
-}
 
 type MemberRow = Awaited<ReturnType<UserRepository['members']>>[number];
 export const memberView = (row: MemberRow) => ({

@@ -1,49 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { Email, IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
+import { IdParams, Page, PageQueryFields, Security, Uuid, errorResponses } from '../../platform/http/schemas.js';
 import { baseUrlOf } from '../../platform/http/types.js';
-import { Password } from '../identity/routes.js';
 import { MACHINE_USER_ADMIN_MESSAGE } from './role-rules.js';
 import { requireCompany } from '../../platform/auth/principal.js';
-import { IdList, StringEnum } from '../catalog/fields.js';
 import type { UserService } from './service.js';
-
-const Role = StringEnum(['Owner', 'Admin', 'User', 'Resource']);
-const Access = {
-  role: Type.Optional(Role),
-  locationAccessMode: Type.Optional(StringEnum(['COMPANY', 'LOCATIONS'], { description: 'COMPANY: every location; LOCATIONS: only allowedLocationIds' })),
-  allowedLocationIds: Type.Optional(IdList('Locations the user may see and change, with LOCATIONS')),
-  linkedResourceId: Type.Optional(Type.Union([Uuid(), Type.Null()], { description: 'Required when the role is Resource' })),
-};
-
-const Member = Type.Object(
-  {
-    id: Uuid({ description: 'User id' }),
-    email: Type.String(),
-    name: Type.String(),
-    role: Role,
-    locationAccessMode: Type.String(),
-    allowedLocationIds: Type.Array(Uuid()),
-    linkedResourceId: Type.Union([Uuid(), Type.Null()]),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
-  },
-  { $id: 'DashboardUser' },
-);
-
-const Invitation = Type.Object({
-  id: Uuid(),
-  email: Type.String(),
-  role: Role,
-  locationAccessMode: Type.String(),
-  allowedLocationIds: Type.Array(Uuid()),
-  linkedResourceId: Type.Union([Uuid(), Type.Null()]),
-  expiresAt: Type.String({ format: 'date-time' }),
-  emailSent: Type.Boolean({ description: 'false: the mail could not be sent (or SMTP is not configured); call setUsers again to resend' }),
-});
+import { AcceptInvitationBody, AdjustUsersBody, Invitation, Member, SetUsersBody } from './schemas.js';
 
 const MANAGE = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const] } };
-/** User administration: Owner or Admin dashboard users only; machine tokens get 403 (decisions.md). */
+/** User administration: Owner or Admin dashboard users only; machine tokens get 403 (docs/api.md, Dashboard users). */
 const ADMINISTER = { access: { ...MANAGE.access, machineMessage: MACHINE_USER_ADMIN_MESSAGE } };
 const TAGS = ['Users'];
 
@@ -80,21 +45,7 @@ export function registerUserRoutes(app: App, { users, publicBaseUrl }: { users: 
           'A member of the company has role and access changed at once (data). Anyone else, with an account or not, is sent an invitation by email (invitations) and becomes a member only by accepting it at POST /v3/auth/acceptInvitation with the mailed token. ' +
           'Owner may assign any role; Admin may not assign Owner or change another Admin\'s role. At least one Owner must remain. All changes apply together or not at all. Dashboard users only: machine tokens get 403.',
         security: Security.company,
-        body: Type.Object(
-          {
-            users: Type.Array(
-              Type.Object(
-                {
-                  email: Email(),
-                  ...Access,
-                },
-                { additionalProperties: false },
-              ),
-              { minItems: 1, maxItems: 100 },
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        body: SetUsersBody,
         response: { 200: Type.Object({ data: Type.Array(ref), invitations: Type.Array(Invitation) }), ...errorResponses(400, 401, 403) },
       },
     },
@@ -109,12 +60,7 @@ export function registerUserRoutes(app: App, { users, publicBaseUrl }: { users: 
         tags: TAGS,
         summary: 'Change role and access of existing dashboard users, by user id',
         security: Security.company,
-        body: Type.Object(
-          {
-            users: Type.Array(Type.Object({ id: Uuid(), ...Access }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
-          },
-          { additionalProperties: false },
-        ),
+        body: AdjustUsersBody,
         response: { 200: Type.Object({ data: Type.Array(ref) }), ...errorResponses(400, 401, 403) },
       },
     },
@@ -150,10 +96,7 @@ export function registerUserRoutes(app: App, { users, publicBaseUrl }: { users: 
         summary: 'Accept an invitation with the token mailed to the invited address',
         description:
           'The token proves the caller reads mail at the address. No account yet: password (and optionally name) make one. An account that never confirmed its address: password is required and replaces the old one, ending its sessions. A confirmed account: send no password; sign in with the existing one.',
-        body: Type.Object(
-          { token: Type.String({ minLength: 1, maxLength: 200 }), password: Type.Optional(Password), name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) },
-          { additionalProperties: false },
-        ),
+        body: AcceptInvitationBody,
         response: {
           200: Type.Object({ companyId: Uuid(), companyName: Type.String(), ...Member.properties }),
           ...errorResponses(400, 401, 403, 429),

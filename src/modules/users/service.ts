@@ -9,18 +9,12 @@ import { pageOf } from '../catalog/graph.js';
 import { MACHINE_USER_ADMIN_MESSAGE, ownersRemain, removalRefusal, roleChangeRefusal } from './role-rules.js';
 import type { UserRepository } from './repository.js';
 import { assignerUnderLock, createMembershipChanges, memberView, nextMembership } from './membership-changes.js';
-import type { AccessFields } from './membership-changes.js';
+import type { AccessFields, AdjustUserItem, SetUserItem } from './schemas.js';
 import { createInvitationAcceptance } from './accept-invitation.js';
 import { INVITATION_MAIL_DEADLINE_MS, sendInvitationMail, withinDeadline } from './invitation-mail.js';
 
 export { INVITATION_MAIL_DEADLINE_MS };
 
-export interface SetUserItem extends AccessFields {
-  email: string;
-}
-export interface AdjustUserItem extends AccessFields {
-  id: string;
-}
 
 export interface UserServiceDeps {
   db: Db;

@@ -128,6 +128,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     frameworkErrors: (error, request, reply) => {
       const msg = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the path is not valid: check its percent-encoding (UTF-8)';
       reply.header('x-request-id', request.id);
+      // frameworkErrors types its reply over the raw server's generics; this app's reply is a FastifyReply.
       void (reply as FastifyReply).status(400).type('application/json; charset=utf-8').send({ success: false, message: VALIDATION_ERROR, errors: [fieldError('params', '', msg)] });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -142,7 +143,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     let text: string;
     try {
-      text = utf8.decode(raw as Buffer);
+      text = typeof raw === 'string' ? raw : utf8.decode(raw);
     } catch {
       return done(validationError('body', '', 'request body is not valid UTF-8 text'), undefined);
     }

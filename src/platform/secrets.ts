@@ -23,5 +23,6 @@ export async function resolveSecrets(db: Db, config: AppConfig): Promise<Secrets
     const row = await db.selectFrom('serviceSecrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
     resolved[name] = row.value;
   }
+  // The loop above filled every name of SECRET_NAMES, which are the keys of Secrets.
   return resolved as Secrets;
 }

@@ -30,6 +30,7 @@ export async function burnPasswordCheck(password: string): Promise<void> {
  */
 let commonPasswords: Set<string> | undefined;
 export function isCommonPassword(password: string): boolean {
+  // The package types its dictionaries loosely; this one is a list of words.
   commonPasswords ??= new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
   return commonPasswords.has(password.toLowerCase());
 }

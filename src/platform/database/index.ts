@@ -42,6 +42,8 @@ function markingErrors(pool: PostgresPool): PostgresPool {
       } catch (error) {
         throw markFromDatabase(error);
       }
+      // pg's query() has a dozen overloads; the wrapper passes every call through unchanged, which
+      // TypeScript cannot express over overloads, hence the two casts.
       return {
         query: ((...args: Parameters<PostgresPoolClient['query']>) => {
           const result = (client.query as (...a: unknown[]) => unknown)(...args);
@@ -100,6 +102,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       // A dead peer (a partition, a host gone) is noticed on idle connections too.
       keepAlive: true,
       types: {
+        // One function for every oid; pg types it as an overload set (the cast restores that).
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
           if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
           if (oid === DATE) return (value: string) => value;
@@ -115,6 +118,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const onConnectionError = options.onConnectionError ?? (() => {});
     pool.on('error', onConnectionError);
     pool.on('connect', (client) => client.on('error', onConnectionError));
+    // pg.Pool is the pool Kysely's PostgresPool describes; the two packages type it separately.
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool) }), plugins });
     return {
       db,

@@ -32,11 +32,12 @@ export class PGlitePool implements PostgresPool {
         const result =
           parameters.length === 0
             ? ((await database.exec(sql, options)).at(-1) ?? { rows: [], fields: [] })
-            : await database.query<R>(sql, parameters as unknown[], options);
+            : await database.query<R>(sql, [...parameters], options);
         const command = (result.command ?? 'SELECT').toUpperCase();
         return {
-          command: (['UPDATE', 'DELETE', 'INSERT', 'MERGE'].includes(command) ? command : 'SELECT') as PostgresQueryResult<R>['command'],
+          command: command === 'UPDATE' || command === 'DELETE' || command === 'INSERT' || command === 'MERGE' ? command : 'SELECT',
           rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length,
+          // exec() (no parameters) types its rows loosely; query<R>() already gives R[].
           rows: result.rows as R[],
         };
       },
@@ -48,6 +49,8 @@ export class PGlitePool implements PostgresPool {
         else this.busy = false;
       },
     };
+    // Kysely calls only query(sql, parameters) and release(); its PostgresPoolClient type also
+    // lists pg's other query overloads, which this adaptor does not need to offer.
     return client as unknown as PostgresPoolClient;
   }
 

@@ -13,5 +13,5 @@ export const JSON_AS_FORM_MESSAGE =
 export function parseFormBody(text: string): Record<string, unknown> {
   const start = text.trimStart()[0];
   if (start === '{' || start === '[') throw new ApiError(400, JSON_AS_FORM_MESSAGE);
-  return parse(text) as Record<string, unknown>;
+  return parse(text);
 }

@@ -3,19 +3,18 @@ import Fastify from 'fastify';
 import type { FastifyReply } from 'fastify';
 import type { FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
-import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppConfig } from './platform/config.js';
 import type { DatabaseHandle } from './platform/database/index.js';
 import type { Secrets } from './platform/secrets.js';
 import { registerErrorHandling } from './platform/errors.js';
-import { jsonNestingExceeds, registerValidation } from './platform/validation.js';
-import { VALIDATION_ERROR, fieldError, validationError } from './platform/errors.js';
+import { registerValidation } from './platform/validation.js';
+import { VALIDATION_ERROR, fieldError } from './platform/errors.js';
 import { RedisUnavailableError, createRedisGuard } from './platform/redis.js';
 import type { RedisGuard } from './platform/redis.js';
-import { parseFormBody } from './platform/http/form-body.js';
-import { ErrorBodySchema } from './platform/http/schemas.js';
+import { registerBodyParsers } from './platform/http/body-parsers.js';
+import { registerRouteRegistry, registerStandardHeaders } from './platform/http/hooks.js';
+import { registerOpenApiGenerator } from './platform/http/openapi-generator.js';
 import { createTokenService } from './platform/auth/tokens.js';
 import { createPrincipalRepository } from './platform/auth/principal-repository.js';
 import { registerAuthentication } from './platform/auth/authenticate.js';
@@ -26,6 +25,7 @@ import { createSmsSender } from './platform/messaging/sms.js';
 import { registerMetrics } from './platform/metrics.js';
 import type { Metrics } from './platform/metrics.js';
 import type { App } from './platform/http/types.js';
+export type { RegisteredRoute } from './platform/http/hooks.js';
 import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
 import type { AvailabilityCache } from './modules/availability/cache.js';
 import { createRepositories } from './modules/parts.js';
@@ -66,18 +66,6 @@ export const MODULES: readonly AppModule[] = [
   templatesModule,
   notificationsModule,
 ];
-
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  hidden: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    registeredRoutes: RegisteredRoute[];
-  }
-}
 
 export interface BuildAppOptions {
   config: AppConfig;
@@ -135,71 +123,15 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
 
   registerValidation(app);
   registerErrorHandling(app);
+  await registerBodyParsers(app, { jsonMaxDepth: config.jsonMaxDepth });
+  registerStandardHeaders(app);
+  registerRouteRegistry(app);
 
-  // A POST with Content-Type: application/json and no body (curl -X POST -H ...) is not an error.
-  const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
-  // Bytes, decoded strictly: invalid UTF-8 is refused, never replaced with U+FFFD in silence.
-  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
-    let text: string;
-    try {
-      text = typeof raw === 'string' ? raw : utf8.decode(raw);
-    } catch {
-      return done(validationError('body', '', 'request body is not valid UTF-8 text'), undefined);
-    }
-    if (text.trim() === '') return done(null, undefined);
-    // Nesting is checked on the text, in one pass, before parsing (hostile input: issue 11).
-    if (jsonNestingExceeds(text, config.jsonMaxDepth)) {
-      return done(validationError('body', '', `request body nests arrays and objects more than ${config.jsonMaxDepth} levels deep; the limit is ${config.jsonMaxDepth}`), undefined);
-    }
-    return defaultJsonParser(request, text, done);
-  });
-  // Forms for OAuth token requests; a JSON text sent as a form is refused with a message that says so.
-  await app.register(formbody, { parser: parseFormBody });
-
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('x-request-id', request.id);
-    // The usual headers on every answer: no MIME sniffing, no framing (older browsers read
-    // X-Frame-Options; CSP frame-ancestors is set on the /docs page), no referrer leaks.
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
-    return payload;
-  });
-
-  // Every route as registered, so a test can prove /openapi.json describes them all.
-  const routes: RegisteredRoute[] = [];
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) routes.push({ method, url: route.url, hidden: route.schema?.hide === true });
-  });
-  app.decorate('registeredRoutes', routes);
 
   // Prometheus metrics: every answer is counted (onResponse); GET /metrics serves them.
   const metrics = registerMetrics(app, { database, log: app.log, ownPort: config.security.metricsPort !== undefined });
+  await registerOpenApiGenerator(app);
 
-  app.addSchema(ErrorBodySchema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Slotwise API',
-        version: '3.0.0',
-        description:
-          'Multi-tenant appointment scheduling and booking. Every failure has the body `{success: false, message, errors[]}`. ' +
-          'Authenticate with a machine token (OAuth 2.0 client credentials at POST /v3/oauth/token), a dashboard JWT plus x-api-key, or, on /v3/public/*, x-client-id plus an allowed Origin.',
-      },
-      components: {
-        securitySchemes: {
-          machineToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/oauth/token' },
-          dashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/auth/login' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Company API key, with a dashboard JWT' },
-          publicClientId: { type: 'apiKey', in: 'header', name: 'x-client-id', description: 'Public client id; the Origin must be an Allowed Domain' },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
 
   const tokens = createTokenService(secrets, config, config.oidc);
   registerAuthentication(app, { tokens, principals: createPrincipalRepository(database.db), publicHttpOrigins: config.security.publicHttpOrigins });

@@ -1,7 +1,7 @@
 import type { Role } from '../../platform/database/schema.js';
 
 /**
- * Who is assigning. User administration needs a dashboard user (decisions.md): a machine token
+ * Who is assigning. User administration needs a dashboard user (docs/api.md, Dashboard users): a machine token
  * is refused outright, whatever its scope, so client credentials an Admin creates cannot be used
  * to step around these rules.
  */

@@ -1,5 +1,4 @@
 import { iso31661, iso31662 } from 'iso-3166';
-import type { Address } from '../platform/database/schema.js';
 
 /**
  * ISO 3166 checks of an address from the maintained `iso-3166` data (ISO 3166-1 alpha-2 countries,
@@ -9,6 +8,16 @@ import type { Address } from '../platform/database/schema.js';
 const COUNTRIES = new Set(iso31661.map((entry) => entry.alpha2));
 const SUBDIVISIONS = new Set(iso31662.map((entry) => entry.code));
 const COUNTRIES_WITH_SUBDIVISIONS = new Set(iso31662.map((entry) => entry.code.slice(0, 2)));
+
+/** A postal address as stored on locations; country and state are ISO 3166 codes. */
+export interface Address {
+  addressLine1?: string;
+  addressLine2?: string;
+  city?: string;
+  state?: string;
+  postalCode?: string;
+  country: string;
+}
 
 export interface AddressProblem {
   path: string;

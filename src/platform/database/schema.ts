@@ -4,6 +4,7 @@ import type { RoundRobin } from '../../domain/availability.js';
 import type { Frequency as RecurrenceFrequency } from '../../domain/recurrence.js';
 import type { BookAheadUnit } from '../../domain/service-rules.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
+import type { Address } from '../../domain/address.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Column types of every table, in camelCase (the CamelCasePlugin maps them to snake_case). */
@@ -108,14 +109,7 @@ export interface RefreshTokensTable {
 /** Opening hours as stored: the domain's weekly schedule. */
 export type WeeklyAvailability = WeeklySchedule;
 
-export interface Address {
-  addressLine1?: string;
-  addressLine2?: string;
-  city?: string;
-  state?: string;
-  postalCode?: string;
-  country: string;
-}
+export type { Address };
 
 type Json<T> = ColumnType<T, string | undefined | null, string | null>;
 type Archived = { archivedAt: Date | null; legacyId: string | null; createdAt: CreatedAt; updatedAt: Timestamp };

@@ -72,7 +72,7 @@ export function createAllocationService({ db, repository, access, onChanged }: A
        * checked, the scope resolved, the set replaced in one transaction, cached searches cleared.
        */
       async set(principal: Caller, query: AllocationQuery, items: I[]) {
-        fail(allocationProblems(items, kind.dayOf, allocationFamilyOf(query), Boolean(query.ServiceId && query.ResourceId)));
+        fail(allocationProblems(items, { dayOf: kind.dayOf, family: allocationFamilyOf(query), pair: Boolean(query.ServiceId && query.ResourceId) }));
         const scope = await allocationScope(principal, query, true);
         const rows = await kind.replace(principal.companyId, scope, rowsOf(principal.companyId, scope, items, kind.when));
         await onChanged(principal.companyId, touched(scope));

@@ -96,7 +96,10 @@ export function recurrenceProblems(rule: RecurrenceRule, family: BlockFamily): F
  * Each window ends after it starts on its own day, bookingsPerSlot only for a service and resource
  * pair, and windows of one day do not overlap.
  */
-export function allocationProblems<T extends AllocationItem>(items: T[], dayOf: (item: T) => string, family: AllocationFamily, pair: boolean): FieldError[] {
+export function allocationProblems<T extends AllocationItem>(
+  items: T[],
+  { dayOf, family, pair }: { dayOf: (item: T) => string; family: AllocationFamily; /** Both a service and a resource scope the set. */ pair: boolean },
+): FieldError[] {
   const problems: FieldError[] = [];
   items.forEach((item, index) => {
     const start = minutesOfDay(item.start);

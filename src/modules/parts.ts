@@ -29,6 +29,7 @@ import { createUnavailabilityRepository } from './unavailability/repository.js';
 import { createAvailabilityRepository } from './availability/repository.js';
 import { createTemplateRepository } from './templates/repository.js';
 import { createWebhookRepository } from './webhooks/repository.js';
+import { createNotificationRepository } from './notifications/repository.js';
 
 /** Every repository, built once over the application's database handle. */
 export function createRepositories(db: Db) {
@@ -47,6 +48,7 @@ export function createRepositories(db: Db) {
     availability: createAvailabilityRepository(db),
     templates: createTemplateRepository(db),
     webhooks: createWebhookRepository(db),
+    notifications: createNotificationRepository(db),
   };
 }
 

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AppConfig } from '../../platform/config.js';
-import type { EventTrigger } from '../../platform/database/schema.js';
 import type { App } from '../../platform/http/types.js';
 import type { AppParts } from '../parts.js';
 import { activeWebhooksFor, finishDelivery, startDelivery } from '../webhooks/repository.js';
 import { defaultResolve, deliverWebhook } from '../webhooks/delivery-client.js';
 import { createTemplateService } from '../templates/service.js';
 import { buildMergeContext, renderTemplate } from '../templates/render.js';
-import type { MergeContext } from '../templates/render.js';
 import { createDispatcher } from './dispatcher.js';
 import type { Dispatcher } from './dispatcher.js';
 import { registerNotificationRoutes } from './routes.js';
@@ -35,7 +33,7 @@ function webhookTestOptions(test: NonNullable<AppConfig['webhookTest']>) {
 export const notificationsModule = {
   name: 'notifications',
   register(app: App, { db, config, log, metrics, repositories, email, sms }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms'>) {
-    registerNotificationRoutes(app, { db });
+    registerNotificationRoutes(app, { repository: repositories.notifications });
     const templates = createTemplateService({ repository: repositories.templates });
     const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
     const dispatcher = createDispatcher({
@@ -46,15 +44,15 @@ export const notificationsModule = {
       log,
       onWebhookOutcome: (ok) => metrics.recordWebhookOutcome(ok ? 'delivered' : 'failed'),
       webhooks: {
-        activeFor: (db, companyId, locationId, trigger) => activeWebhooksFor(db, companyId, locationId, trigger as EventTrigger),
-        start: (db, delivery) => startDelivery(db, { ...delivery, trigger: delivery.trigger as EventTrigger }),
-        finish: async (db, companyId, id, outcome) => void (await finishDelivery(db, companyId, id, outcome)),
+        activeFor: activeWebhooksFor,
+        start: startDelivery,
+        finish: finishDelivery,
         deliver: (options) => deliverWebhook({ ...options, ...webhookTest }),
       },
       messages: {
-        template: (companyId, type, recipientType, channel) => templates.resolve(companyId, type, recipientType, channel),
-        render: (template, context, channel) => renderTemplate(template, context as MergeContext, channel),
-        context: (data) => buildMergeContext(data),
+        template: templates.resolve,
+        render: renderTemplate,
+        context: buildMergeContext,
         email,
         sms,
       },

@@ -32,31 +32,81 @@ const BUILTIN_NAMES = new Set(['if', 'unless', 'each', 'with', 'lookup', 'log', 
 type Node = hbs.AST.Node;
 type Program = hbs.AST.Program;
 
+/** The AST nodes this check looks into, by their `type` tag. */
+interface NodeOfType {
+  PathExpression: hbs.AST.PathExpression;
+  SubExpression: hbs.AST.SubExpression;
+  MustacheStatement: hbs.AST.MustacheStatement;
+  BlockStatement: hbs.AST.BlockStatement;
+}
+
+/** Handlebars tags every AST node with its kind in `type`; this narrows a node by it. */
+function isNode<K extends keyof NodeOfType>(node: Node, type: K): node is NodeOfType[K] {
+  return node.type === type;
+}
+
 const lineOf = (node: Node) => node.loc?.start.line ?? 1;
 
 /** The helper name a path names, when it is a plain one-part name (`each`, not `this.each`). */
 function helperName(path: Node): string | null {
-  if (path.type !== 'PathExpression') return null;
-  const p = path as hbs.AST.PathExpression;
-  return !p.data && p.depth === 0 && p.parts.length === 1 ? (p.parts[0] ?? null) : null;
+  if (!isNode(path, 'PathExpression')) return null;
+  return !path.data && path.depth === 0 && path.parts.length === 1 ? (path.parts[0] ?? null) : null;
 }
 
 function hasHash(node: { hash?: hbs.AST.Hash }): boolean {
   return (node.hash?.pairs.length ?? 0) > 0;
 }
 
+/** A call's parameters and hash values. */
+const argumentsOf = (node: { params: Node[]; hash?: hbs.AST.Hash }): Node[] => [...node.params, ...(node.hash?.pairs.map((pair) => pair.value) ?? [])];
+
 /** The first problem in expressions (parameters, hash values, sub-expressions), or null. */
 function checkExpressions(expressions: Node[]): string | null {
-  for (const expression of expressions) {
-    if (expression.type !== 'SubExpression') continue;
-    const sub = expression as hbs.AST.SubExpression;
+  for (const sub of expressions) {
+    if (!isNode(sub, 'SubExpression')) continue;
     const name = helperName(sub.path);
     if (name !== 'lookup') return `Only the lookup helper can be used in a sub-expression (line ${lineOf(sub)})`;
     if (sub.params.length !== 2) return `lookup takes exactly two arguments (line ${lineOf(sub)})`;
-    const inner = checkExpressions([...sub.params, ...(sub.hash?.pairs.map((pair) => pair.value) ?? [])]);
+    const inner = checkExpressions(argumentsOf(sub));
     if (inner) return inner;
   }
   return null;
+}
+
+/** A `{{...}}`: a value, a lookup, or nothing that calls a helper. */
+function checkMustache(mustache: hbs.AST.MustacheStatement): string | null {
+  const name = helperName(mustache.path);
+  const isCall = mustache.params.length > 0 || hasHash(mustache);
+  if (name === 'lookup') {
+    if (mustache.params.length !== 2) return `lookup takes exactly two arguments (line ${lineOf(mustache)})`;
+  } else if (name !== null && BUILTIN_NAMES.has(name)) {
+    return BLOCK_HELPERS.has(name)
+      ? `${name} must be used as a block: {{#${name} ...}}...{{/${name}}} (line ${lineOf(mustache)})`
+      : `The ${name} helper is not available in templates (line ${lineOf(mustache)})`;
+  } else if (isCall) {
+    return `Unknown helper "${name ?? 'expression'}" (line ${lineOf(mustache)}); available: if, unless, each, with, lookup`;
+  }
+  return checkExpressions(argumentsOf(mustache));
+}
+
+/** A `{{#...}}` block of a built-in block helper (never an `each` inside another), and what it holds. */
+function checkBlock(block: hbs.AST.BlockStatement, eachLine: number | null): string | null {
+  const name = helperName(block.path);
+  const line = lineOf(block);
+  if (name !== null && BLOCK_HELPERS.has(name)) {
+    if (block.params.length !== 1) return `#${name} takes exactly one argument (line ${line})`;
+    if (name === 'each' && eachLine !== null) {
+      return `Nested {{#each}} blocks are not supported: the {{#each}} at line ${line} is inside the {{#each}} at line ${eachLine}`;
+    }
+  } else if (name !== null && BUILTIN_NAMES.has(name)) {
+    return `The ${name} helper cannot be used as a block (line ${line})`;
+  } else if (block.params.length > 0 || hasHash(block)) {
+    return `Unknown block helper "${name ?? 'expression'}" (line ${line}); available: if, unless, each, with`;
+  }
+  const problem = checkExpressions(argumentsOf(block));
+  if (problem) return problem;
+  const inner = name === 'each' ? line : eachLine;
+  return checkProgram(block.program, inner) ?? checkProgram(block.inverse, inner);
 }
 
 /**
@@ -66,58 +116,23 @@ function checkExpressions(expressions: Node[]): string | null {
  */
 function checkProgram(program: Program | undefined, eachLine: number | null): string | null {
   for (const statement of program?.body ?? []) {
-    switch (statement.type) {
-      case 'ContentStatement':
-      case 'CommentStatement':
-        break;
-      case 'MustacheStatement': {
-        const mustache = statement as hbs.AST.MustacheStatement;
-        const name = helperName(mustache.path);
-        const isCall = mustache.params.length > 0 || hasHash(mustache);
-        if (name === 'lookup') {
-          if (mustache.params.length !== 2) return `lookup takes exactly two arguments (line ${lineOf(mustache)})`;
-        } else if (name !== null && BUILTIN_NAMES.has(name)) {
-          return BLOCK_HELPERS.has(name)
-            ? `${name} must be used as a block: {{#${name} ...}}...{{/${name}}} (line ${lineOf(mustache)})`
-            : `The ${name} helper is not available in templates (line ${lineOf(mustache)})`;
-        } else if (isCall) {
-          return `Unknown helper "${name ?? 'expression'}" (line ${lineOf(mustache)}); available: if, unless, each, with, lookup`;
-        }
-        const problem = checkExpressions([...mustache.params, ...(mustache.hash?.pairs.map((pair) => pair.value) ?? [])]);
-        if (problem) return problem;
-        break;
-      }
-      case 'BlockStatement': {
-        const block = statement as hbs.AST.BlockStatement;
-        const name = helperName(block.path);
-        const line = lineOf(block);
-        if (name !== null && BLOCK_HELPERS.has(name)) {
-          if (block.params.length !== 1) return `#${name} takes exactly one argument (line ${line})`;
-          if (name === 'each' && eachLine !== null) {
-            return `Nested {{#each}} blocks are not supported: the {{#each}} at line ${line} is inside the {{#each}} at line ${eachLine}`;
-          }
-        } else if (name !== null && BUILTIN_NAMES.has(name)) {
-          return `The ${name} helper cannot be used as a block (line ${line})`;
-        } else if (block.params.length > 0 || hasHash(block)) {
-          return `Unknown block helper "${name ?? 'expression'}" (line ${line}); available: if, unless, each, with`;
-        }
-        const problem = checkExpressions([...block.params, ...(block.hash?.pairs.map((pair) => pair.value) ?? [])]);
-        if (problem) return problem;
-        const inner = name === 'each' ? line : eachLine;
-        const nested = checkProgram(block.program, inner) ?? checkProgram(block.inverse, inner);
-        if (nested) return nested;
-        break;
-      }
-      case 'PartialStatement':
-      case 'PartialBlockStatement':
-        return `Partials are not supported (line ${lineOf(statement)})`;
-      default:
-        // Decorators ({{* ...}}, {{#* ...}}) and anything a later Handlebars adds.
-        return `Unsupported template syntax ${statement.type} (line ${lineOf(statement)})`;
-    }
+    const problem = checkStatement(statement, eachLine);
+    if (problem) return problem;
   }
   return null;
 }
+
+function checkStatement(statement: hbs.AST.Statement, eachLine: number | null): string | null {
+  if (statement.type === 'ContentStatement' || statement.type === 'CommentStatement') return null;
+  if (isNode(statement, 'MustacheStatement')) return checkMustache(statement);
+  if (isNode(statement, 'BlockStatement')) return checkBlock(statement, eachLine);
+  if (statement.type === 'PartialStatement' || statement.type === 'PartialBlockStatement') return `Partials are not supported (line ${lineOf(statement)})`;
+  // Decorators ({{* ...}}, {{#* ...}}) and anything a later Handlebars adds.
+  return `Unsupported template syntax ${statement.type} (line ${lineOf(statement)})`;
+}
+
+/** What a thrown value says (Handlebars throws Errors). */
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A parse error on one line, without the caret drawing and the parser's long list of expected tokens. */
 const oneLine = (message: string) =>
@@ -137,7 +152,7 @@ export function compileCheck(source: string): string | null {
   try {
     ast = hb.parse(source);
   } catch (error) {
-    return `Does not compile: ${oneLine((error as Error).message)}`;
+    return `Does not compile: ${oneLine(messageOf(error))}`;
   }
   const problem = checkProgram(ast, null);
   if (problem) return problem;
@@ -145,7 +160,7 @@ export function compileCheck(source: string): string | null {
     hb.precompile(source, COMPILE_OPTIONS);
     hb.compile(source, COMPILE_OPTIONS)(SAMPLE_CONTEXT);
   } catch (error) {
-    return `Does not compile: ${oneLine((error as Error).message)}`;
+    return `Does not compile: ${oneLine(messageOf(error))}`;
   }
   return null;
 }
@@ -226,8 +241,9 @@ function formatAddress(address: unknown): string {
   if (!address) return '';
   if (typeof address === 'string') return address;
   if (typeof address !== 'object') return '';
+  const fields = new Map<string, unknown>(Object.entries(address));
   const part = (key: keyof Address) => {
-    const value = (address as Record<string, unknown>)[key];
+    const value = fields.get(key);
     return typeof value === 'string' ? value : '';
   };
   const cityLine = [part('city'), [part('state'), part('postalCode')].filter(Boolean).join(' ')].filter(Boolean).join(', ');
@@ -255,6 +271,7 @@ export function buildMergeContext(data: MergeData): MergeContext {
   const first = resources[0] ?? { name: '', email: '', phone: '' };
   const names = resources.map((r) => r.name).join(', ');
   const customer = data.customer;
+  // Built from CUSTOM_FIELD_NAMES, so it has exactly those keys (fromEntries cannot say so).
   const customFields = Object.fromEntries(CUSTOM_FIELD_NAMES.map((name) => [name, text(data.appointment[name])])) as Record<CustomFieldName, string>;
 
   return {

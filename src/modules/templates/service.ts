@@ -6,16 +6,7 @@ import { DEFAULT_TEMPLATES, defaultTemplate } from './defaults.js';
 import { compileCheck } from './render.js';
 import type { TemplateRepository } from './repository.js';
 import type { TemplateFilter, TemplateRow } from './repository.js';
-
-export interface TemplateInput {
-  type: TemplateType;
-  recipientType: RecipientType;
-  /** EMAIL when omitted. */
-  channel?: Channel | undefined;
-  /** Required (not blank) for EMAIL; stored but never sent for SMS. */
-  subject?: string | undefined;
-  body: string;
-}
+import type { TemplateInput } from './schemas.js';
 
 /** Where a resolved template came from. */
 export type TemplateSource = 'company-sms' | 'company-email' | 'default';
@@ -60,7 +51,6 @@ function problemsOf(input: TemplateInput, channel: Channel): FieldError[] {
 }
 
 export function createTemplateService({ repository }: { repository: TemplateRepository }) {
-
   return {
     /** The company's own templates; `channel` undefined means both channels. */
     async list(companyId: string, filter: TemplateFilter = {}): Promise<TemplateView[]> {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
 import type {
   BlocksTable,
   Database,
@@ -30,6 +31,12 @@ export interface AllocationScope {
   resourceId: string | null;
 }
 
+/** A page of a list: at most `limit` rows after skipping `offset`. */
+export interface Window {
+  limit: number;
+  offset: number;
+}
+
 type ScopedTable = 'blocks' | 'recurringBlocks';
 
 /** `location_id in (...) or resource_id in (...) or service_id in (...)`; nothing listed matches nothing. */
@@ -53,55 +60,26 @@ function inAllocationSet<T extends AllocationTable>(eb: ExpressionBuilder<Databa
   ]);
 }
 
-const WEEKDAY_ORDER = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+/** A page's rows and the count of every row the filter matches, read at once. */
+async function counted<R>(rows: Promise<R[]>, count: Promise<{ total: number | string | bigint }>): Promise<{ rows: R[]; total: number }> {
+  const [page, { total }] = await Promise.all([rows, count]);
+  return { rows: page, total: Number(total) };
+}
 
-export function createUnavailabilityRepository(db: Db) {
-  /** Serialises writes that replace or de-duplicate rows of one location (allocation sets, holidays). */
-  async function lockLocation(trx: Db, companyId: string, locationId: string) {
+/**
+ * Runs `work` in one transaction under a lock on the location row: serialises writes that replace
+ * or de-duplicate rows of one location (allocation sets, holidays).
+ */
+function underLocationLock<T>(db: Db, companyId: string, locationId: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  return transaction(db, async (trx) => {
     await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forUpdate().execute();
-  }
+    return work(trx);
+  });
+}
 
-  async function weeklySet(executor: Db | Db, companyId: string, scope: AllocationScope): Promise<WeeklyAllocationRow[]> {
-    const rows = await executor
-      .selectFrom('weeklyAllocations')
-      .where((eb) => inAllocationSet(eb, companyId, scope))
-      .selectAll()
-      .orderBy('startTime')
-      .orderBy('id')
-      .execute();
-    return rows.sort((a, b) => WEEKDAY_ORDER.indexOf(a.day) - WEEKDAY_ORDER.indexOf(b.day));
-  }
-
-  function singleSet(executor: Db | Db, companyId: string, scope: AllocationScope): Promise<SingleAllocationRow[]> {
-    return executor
-      .selectFrom('singleAllocations')
-      .where((eb) => inAllocationSet(eb, companyId, scope))
-      .selectAll()
-      .orderBy('date')
-      .orderBy('startTime')
-      .orderBy('id')
-      .execute();
-  }
-
-  /** Replaces the whole set of exactly this scope, in one transaction under a lock on the location. */
-  function replaceSet<T extends AllocationTable, R>(
-    table: T,
-    companyId: string,
-    scope: AllocationScope,
-    rows: Array<Insertable<Database[T]>>,
-    read: (executor: Db, companyId: string, scope: AllocationScope) => Promise<R[]>,
-  ): Promise<R[]> {
-    return db.transaction().execute(async (trx) => {
-      await lockLocation(trx, companyId, scope.locationId);
-      await trx.deleteFrom(table as AllocationTable).where((eb) => inAllocationSet(eb, companyId, scope)).execute();
-      if (rows.length) await trx.insertInto(table as AllocationTable).values(rows as never).execute();
-      return read(trx, companyId, scope);
-    });
-  }
-
+/** Reads of the catalog that the unavailability rules need. */
+function createScopeReads(db: Db) {
   return {
-    // --- scope helpers ----------------------------------------------------------------------
-
     /** The time zone of a live location, for reading bare dates. */
     async locationZone(companyId: string, locationId: string): Promise<string | undefined> {
       const row = await db
@@ -123,9 +101,21 @@ export function createUnavailabilityRepository(db: Db) {
       ]);
       return { resourceIds: resources.map((r) => r.resourceId), serviceIds: services.map((s) => s.serviceId) };
     },
+  };
+}
 
-    // --- one-off blocks ---------------------------------------------------------------------
+export interface BlockPageFilter extends Window {
+  /** Blocks matching these scope ids (null: any). */
+  scope: ScopeMatch | null;
+  /** What the caller may see (null: everything). */
+  visible: ScopeMatch | null;
+  /** Blocks overlapping [from, to) (null: unbounded). */
+  from: Date | null;
+  to: Date | null;
+}
 
+function createBlockRepository(db: Db) {
+  return {
     insertBlock(row: Insertable<BlocksTable>) {
       return db.insertInto('blocks').values(row).returningAll().executeTakeFirstOrThrow();
     },
@@ -134,31 +124,27 @@ export function createUnavailabilityRepository(db: Db) {
       return db.selectFrom('blocks').selectAll().where('companyId', '=', companyId).where('id', '=', id).executeTakeFirst();
     },
 
-    /** Blocks matching `scope` (when given), visible to the caller, overlapping [from, to), by start time. */
-    async pageBlocks(
-      companyId: string,
-      filter: { scope: ScopeMatch | null; visible: ScopeMatch | null; from: Date | null; to: Date | null },
-      limit: number,
-      offset: number,
-    ) {
+    /** Blocks matching the filter, by start time. */
+    pageBlocks(companyId: string, filter: BlockPageFilter) {
       let base = db.selectFrom('blocks').where('companyId', '=', companyId);
       if (filter.scope) base = base.where((eb) => matchesScope(eb, filter.scope!));
       if (filter.visible) base = base.where((eb) => matchesScope(eb, filter.visible!));
       if (filter.from) base = base.where('endTime', '>', filter.from);
       if (filter.to) base = base.where('startTime', '<', filter.to);
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('startTime').orderBy('id').limit(limit).offset(offset).execute(),
+      return counted(
+        base.selectAll().orderBy('startTime').orderBy('id').limit(filter.limit).offset(filter.offset).execute(),
         base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      );
     },
 
     deleteBlock(companyId: string, id: string) {
       return db.deleteFrom('blocks').where('companyId', '=', companyId).where('id', '=', id).returningAll().executeTakeFirst();
     },
+  };
+}
 
-    // --- recurring blocks -------------------------------------------------------------------
-
+function createRecurringBlockRepository(db: Db) {
+  return {
     insertRecurring(row: Insertable<RecurringBlocksTable>) {
       return db.insertInto('recurringBlocks').values(row).returningAll().executeTakeFirstOrThrow();
     },
@@ -167,15 +153,15 @@ export function createUnavailabilityRepository(db: Db) {
       return db.selectFrom('recurringBlocks').selectAll().where('companyId', '=', companyId).where('id', '=', id).executeTakeFirst();
     },
 
-    async pageRecurring(companyId: string, filter: { scope: ScopeMatch | null; visible: ScopeMatch | null }, limit: number, offset: number) {
+    /** Rules matching `scope` (null: any) that the caller may see (`visible`, null: all), by start. */
+    pageRecurring(companyId: string, filter: Window & { scope: ScopeMatch | null; visible: ScopeMatch | null }) {
       let base = db.selectFrom('recurringBlocks').where('companyId', '=', companyId);
       if (filter.scope) base = base.where((eb) => matchesScope(eb, filter.scope!));
       if (filter.visible) base = base.where((eb) => matchesScope(eb, filter.visible!));
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('startDate').orderBy('startTime').orderBy('id').limit(limit).offset(offset).execute(),
+      return counted(
+        base.selectAll().orderBy('startDate').orderBy('startTime').orderBy('id').limit(filter.limit).offset(filter.offset).execute(),
         base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      );
     },
 
     /**
@@ -184,7 +170,7 @@ export function createUnavailabilityRepository(db: Db) {
      * two concurrent changes cannot each pass against the old rule. undefined: no such rule.
      */
     updateRecurring(companyId: string, id: string, change: (current: RecurringBlockRow) => Updateable<RecurringBlocksTable>) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const current = await trx
           .selectFrom('recurringBlocks')
           .selectAll()
@@ -218,13 +204,23 @@ export function createUnavailabilityRepository(db: Db) {
         .returningAll()
         .executeTakeFirst();
     },
+  };
+}
 
-    // --- holidays ---------------------------------------------------------------------------
+export interface HolidayPageFilter extends Window {
+  locationId: string | null;
+  /** The locations the caller may see (null: every one). */
+  visibleLocationIds: string[] | null;
+  /** Dates from and to, inclusive (null: unbounded). */
+  from: string | null;
+  to: string | null;
+}
 
+function createHolidayRepository(db: Db) {
+  return {
     /** Inserts the holiday unless its location already has one on that date (then null). */
     insertHoliday(row: Insertable<HolidaysTable>): Promise<HolidayRow | null> {
-      return db.transaction().execute(async (trx) => {
-        await lockLocation(trx, row.companyId, row.locationId);
+      return underLocationLock(db, row.companyId, row.locationId, async (trx) => {
         const existing = await trx
           .selectFrom('holidays')
           .select('id')
@@ -241,12 +237,7 @@ export function createUnavailabilityRepository(db: Db) {
       return db.selectFrom('holidays').selectAll().where('companyId', '=', companyId).where('id', '=', id).executeTakeFirst();
     },
 
-    async pageHolidays(
-      companyId: string,
-      filter: { locationId: string | null; visibleLocationIds: string[] | null; from: string | null; to: string | null },
-      limit: number,
-      offset: number,
-    ) {
+    pageHolidays(companyId: string, filter: HolidayPageFilter) {
       let base = db.selectFrom('holidays').where('companyId', '=', companyId);
       if (filter.locationId) base = base.where('locationId', '=', filter.locationId);
       if (filter.visibleLocationIds) {
@@ -255,19 +246,45 @@ export function createUnavailabilityRepository(db: Db) {
       }
       if (filter.from) base = base.where('date', '>=', filter.from);
       if (filter.to) base = base.where('date', '<=', filter.to);
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('date').orderBy('id').limit(limit).offset(offset).execute(),
+      return counted(
+        base.selectAll().orderBy('date').orderBy('id').limit(filter.limit).offset(filter.offset).execute(),
         base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      );
     },
 
     deleteHoliday(companyId: string, id: string) {
       return db.deleteFrom('holidays').where('companyId', '=', companyId).where('id', '=', id).returningAll().executeTakeFirst();
     },
+  };
+}
 
-    // --- allocations ------------------------------------------------------------------------
+const WEEKDAY_ORDER = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
+async function weeklySet(executor: Db, companyId: string, scope: AllocationScope): Promise<WeeklyAllocationRow[]> {
+  const rows = await executor
+    .selectFrom('weeklyAllocations')
+    .where((eb) => inAllocationSet(eb, companyId, scope))
+    .selectAll()
+    .orderBy('startTime')
+    .orderBy('id')
+    .execute();
+  return rows.sort((a, b) => WEEKDAY_ORDER.indexOf(a.day) - WEEKDAY_ORDER.indexOf(b.day));
+}
+
+function singleSet(executor: Db, companyId: string, scope: AllocationScope): Promise<SingleAllocationRow[]> {
+  return executor
+    .selectFrom('singleAllocations')
+    .where((eb) => inAllocationSet(eb, companyId, scope))
+    .selectAll()
+    .orderBy('date')
+    .orderBy('startTime')
+    .orderBy('id')
+    .execute();
+}
+
+/** Each set replace is one transaction under a lock on the location: delete exactly the scope's rows, insert the new ones. */
+function createAllocationRepository(db: Db) {
+  return {
     weeklyAllocations(companyId: string, scope: AllocationScope) {
       return weeklySet(db, companyId, scope);
     },
@@ -277,12 +294,31 @@ export function createUnavailabilityRepository(db: Db) {
     },
 
     replaceWeeklyAllocations(companyId: string, scope: AllocationScope, rows: Array<Insertable<WeeklyAllocationsTable>>) {
-      return replaceSet('weeklyAllocations', companyId, scope, rows, weeklySet);
+      return underLocationLock(db, companyId, scope.locationId, async (trx) => {
+        await trx.deleteFrom('weeklyAllocations').where((eb) => inAllocationSet(eb, companyId, scope)).execute();
+        if (rows.length) await trx.insertInto('weeklyAllocations').values(rows).execute();
+        return weeklySet(trx, companyId, scope);
+      });
     },
 
     replaceSingleAllocations(companyId: string, scope: AllocationScope, rows: Array<Insertable<SingleAllocationsTable>>) {
-      return replaceSet('singleAllocations', companyId, scope, rows, singleSet);
+      return underLocationLock(db, companyId, scope.locationId, async (trx) => {
+        await trx.deleteFrom('singleAllocations').where((eb) => inAllocationSet(eb, companyId, scope)).execute();
+        if (rows.length) await trx.insertInto('singleAllocations').values(rows).execute();
+        return singleSet(trx, companyId, scope);
+      });
     },
+  };
+}
+
+/** Every unavailability query, by kind; each service part takes the `Pick` of it that it uses. */
+export function createUnavailabilityRepository(db: Db) {
+  return {
+    ...createScopeReads(db),
+    ...createBlockRepository(db),
+    ...createRecurringBlockRepository(db),
+    ...createHolidayRepository(db),
+    ...createAllocationRepository(db),
   };
 }
 

@@ -114,9 +114,8 @@ function beforeDeadline<T>(promise: Promise<T>, signal: AbortSignal): Promise<T>
 }
 
 function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  return typeof error.code === 'string' ? error.code : undefined;
 }
 
 function short(text: string): string {
@@ -244,6 +243,7 @@ export async function deliverWebhook(options: DeliveryOptions): Promise<Delivery
         (async () => {
           let received = 0;
           for await (const chunk of response.body) {
+            // The body stream is typed loosely; with no encoding set it yields Buffers.
             received += (chunk as Buffer).length;
             if (received >= MAX_RESPONSE_BYTES) break;
           }

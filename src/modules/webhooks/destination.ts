@@ -174,11 +174,10 @@ export function isForbiddenAddress(address: string): boolean {
     return true;
   }
   if (forbiddenAddressSet.has(ip.toNormalizedString())) return true;
-  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
-  const v6 = ip as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) return true;
-  if (!v6.match(GLOBAL_UNICAST_V6)) return true;
-  return v6.range() !== 'unicast';
+  if (ip instanceof ipaddr.IPv4) return ip.range() !== 'unicast';
+  if (ip.isIPv4MappedAddress()) return true;
+  if (!ip.match(GLOBAL_UNICAST_V6)) return true;
+  return ip.range() !== 'unicast';
 }
 
 /** Most headers a webhook may configure, and the longest name and value, in characters. */
@@ -251,14 +250,15 @@ export function checkWebhookHeaders(headers: unknown): HeadersCheck {
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
     return { ok: false, path: '', reason: 'headers must be an object of string values' };
   }
-  const proto = Object.getPrototypeOf(headers) as unknown;
+  const proto: unknown = Object.getPrototypeOf(headers);
   if (proto !== Object.prototype && proto !== null) {
     return { ok: false, path: '', reason: 'headers must be a plain object of string values' };
   }
-  const entries = Object.entries(headers as Record<string, unknown>);
+  const entries: Array<[string, unknown]> = Object.entries(headers);
   if (entries.length > MAX_HEADERS) return { ok: false, path: '', reason: `at most ${MAX_HEADERS} headers are allowed` };
   const seen = new Set<string>();
-  const result: Record<string, string> = Object.create(null) as Record<string, string>;
+  // A Map, not an object: a header named __proto__ is an entry like any other.
+  const result = new Map<string, string>();
   for (const [name, value] of entries) {
     if (name.length === 0 || name.length > MAX_HEADER_NAME_LENGTH || !TOKEN.test(name)) {
       return { ok: false, path: name, reason: 'header name must be a valid HTTP token' };
@@ -276,7 +276,7 @@ export function checkWebhookHeaders(headers: unknown): HeadersCheck {
     if (!HEADER_VALUE.test(value)) {
       return { ok: false, path: name, reason: 'header value must be printable ASCII without CR, LF or control characters' };
     }
-    result[name] = value;
+    result.set(name, value);
   }
-  return { ok: true, headers: { ...result } };
+  return { ok: true, headers: Object.fromEntries(result) };
 }

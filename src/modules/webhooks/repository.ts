@@ -8,9 +8,10 @@
 //   passes its own connection or transaction as `db`.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { DeliveryOutcome } from './delivery-client.js';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
+import type { DeliveryOutcome } from './delivery-client.js';
 import type { EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
@@ -18,12 +19,9 @@ export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookInsert = Insertable<WebhooksTable>;
 export type WebhookChanges = Updateable<WebhooksTable>;
 
-/** A connection or a transaction (a Kysely Transaction is a Kysely instance too). */
-type Executor = Db | Db;
-
 /** PostgreSQL's foreign_key_violation, as both drivers report it. */
 function isForeignKeyViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === '23503';
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23503';
 }
 
 /**
@@ -35,7 +33,7 @@ async function lockLocation(trx: Db, companyId: string, locationId: string): Pro
   await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forNoKeyUpdate().execute();
 }
 
-function locationSet(executor: Executor, companyId: string, locationId: string): Promise<WebhookRow[]> {
+function locationSet(executor: Db, companyId: string, locationId: string): Promise<WebhookRow[]> {
   return executor
     .selectFrom('webhooks')
     .selectAll()
@@ -59,7 +57,7 @@ export function createWebhookRepository(db: Db) {
 
     /** Inserts one webhook unless its location already has `cap` of them: then null, nothing written. */
     insertCapped(row: WebhookInsert, cap: number): Promise<WebhookRow | null> {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         await lockLocation(trx, row.companyId, row.locationId);
         const { count } = await trx
           .selectFrom('webhooks')
@@ -77,7 +75,7 @@ export function createWebhookRepository(db: Db) {
      * with them) and inserts `rows`, in one transaction under the location lock.
      */
     replaceSet(companyId: string, locationId: string, rows: WebhookInsert[]): Promise<WebhookRow[]> {
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         await lockLocation(trx, companyId, locationId);
         await trx.deleteFrom('webhooks').where('companyId', '=', companyId).where('locationId', '=', locationId).execute();
         // One statement gives every row the same now(); a microsecond apart keeps the order given.
@@ -104,10 +102,10 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** A page of a webhook's delivery records, newest first (created_at desc, id desc). */
-    async deliveriesPage(companyId: string, webhookId: string, limit: number, offset: number): Promise<{ rows: WebhookDeliveryRow[]; total: number }> {
+    async deliveriesPage(companyId: string, webhookId: string, window: { limit: number; offset: number }): Promise<{ rows: WebhookDeliveryRow[]; total: number }> {
       const base = db.selectFrom('webhookDeliveries').where('companyId', '=', companyId).where('webhookId', '=', webhookId);
       const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+        base.selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(window.limit).offset(window.offset).execute(),
         base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
       ]);
       return { rows, total: Number(count.total) };
@@ -131,7 +129,7 @@ export interface ActiveWebhook {
  * current rules (stored before them) are returned too: the delivery client refuses them, so the
  * refusal is recorded where the company can read it.
  */
-export function activeWebhooksFor(db: Executor, companyId: string, locationId: string, trigger: EventTrigger): Promise<ActiveWebhook[]> {
+export function activeWebhooksFor(db: Db, companyId: string, locationId: string, trigger: EventTrigger): Promise<ActiveWebhook[]> {
   return db
     .selectFrom('webhooks')
     .select(['id', 'url', 'headers'])
@@ -160,7 +158,7 @@ export interface DeliveryStart {
  * is being made by another worker: do not send) or when the webhook no longer exists (deleted or
  * replaced since it was chosen: do not send either).
  */
-export async function startDelivery(db: Executor, input: DeliveryStart): Promise<string | null> {
+export async function startDelivery(db: Db, input: DeliveryStart): Promise<string | null> {
   const id = randomUUID();
   try {
     // INSERT ... SELECT from the webhook row: a webhook deleted in the meantime inserts nothing
@@ -202,7 +200,7 @@ export type DeliveryResult = DeliveryOutcome;
  * error, duration, pinned address and finished_at. Only a pending record changes (an attempt ends
  * once); returns whether it did.
  */
-export async function finishDelivery(db: Executor, companyId: string, id: string, outcome: DeliveryResult): Promise<boolean> {
+export async function finishDelivery(db: Db, companyId: string, id: string, outcome: DeliveryResult): Promise<boolean> {
   const result = await db
     .updateTable('webhookDeliveries')
     .set({

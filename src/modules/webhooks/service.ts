@@ -1,5 +1,5 @@
-// Webhook configuration of a location (core-interface.md: Webhook fields, Webhooks and templates,
-// Delivery rules; decisions.md: PUT and DELETE on /v3/webhook/:id?locationId=).
+// Webhook configuration of a location (the specification's Webhook fields, Webhooks and templates
+// and Delivery rules; docs/api.md: PUT and DELETE on /v3/webhook/:id?locationId=).
 //
 // Every URL and header set written here passes destination.ts (checkWebhookUrl, checkWebhookHeaders);
 // a refusal is a 400 naming the field. Rows stored before these rules (for example plain http from an
@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { Db } from '../../platform/database/index.js';
-import type { EventTrigger } from '../../platform/database/schema.js';
 import { badRequest, fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
 import type { FieldError } from '../../platform/errors.js';
 import { assertOwned } from '../catalog/ownership.js';
@@ -15,27 +14,8 @@ import { assertLocationsInScope, isResourceRole, locationScope, OUTSIDE_SCOPE_ME
 import { pageOf } from '../catalog/graph.js';
 import { checkWebhookHeaders, checkWebhookUrl } from './destination.js';
 import type { WebhookDeliveryRow, WebhookInsert, WebhookRepository, WebhookRow } from './repository.js';
-
-/** The trigger names of the specification (Events, Triggers). */
-export const WEBHOOK_TRIGGERS = [
-  'NEW_APPOINTMENT',
-  'APPOINTMENT_CONFIRMED',
-  'APPOINTMENT_CANCELLED',
-  'APPOINTMENT_RESCHEDULED',
-  'APPOINTMENT_REMINDER',
-] as const satisfies readonly EventTrigger[];
-
-/** Most webhooks one location may have (create and replace alike). */
-export const MAX_WEBHOOKS_PER_LOCATION = 20;
-
-export interface WebhookInput {
-  url: string;
-  headers?: Record<string, unknown>;
-  triggers: EventTrigger[];
-  active?: boolean;
-}
-
-export type WebhookChange = Partial<WebhookInput>;
+import { MAX_WEBHOOKS_PER_LOCATION } from './schemas.js';
+import type { DeliveriesQuery, WebhookChange, WebhookInput } from './schemas.js';
 
 type Caller = Principal & { companyId: string };
 
@@ -45,7 +25,8 @@ export function webhookView(row: WebhookRow) {
   // Headers written through this API are strings; a value of another type can only come from a row
   // stored outside it, and is shown as its JSON text rather than failing the answer.
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries((row.headers ?? {}) as Record<string, unknown>)) {
+  const stored: Record<string, unknown> = row.headers ?? {};
+  for (const [name, value] of Object.entries(stored)) {
     headers[name] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   return {
@@ -198,10 +179,11 @@ export function createWebhookService({ db, repository }: { db: Db; repository: W
       if (!(await repository.delete(principal.companyId, id))) throw notFound(NOT_FOUND);
     },
 
-    async deliveries(principal: Caller, id: string, query: { limit: number; page: number }) {
+    async deliveries(principal: Caller, id: string, query: DeliveriesQuery) {
       await webhookOf(principal, id, undefined);
-      const { rows, total } = await repository.deliveriesPage(principal.companyId, id, query.limit, (query.page - 1) * query.limit);
-      return pageOf(rows.map(deliveryView), query.page, query.limit, total);
+      const { limit = 20, page = 1 } = query;
+      const { rows, total } = await repository.deliveriesPage(principal.companyId, id, { limit, offset: (page - 1) * limit });
+      return pageOf(rows.map(deliveryView), page, limit, total);
     },
   };
 }

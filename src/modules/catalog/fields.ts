@@ -65,21 +65,26 @@ export const Address = Type.Object(
   },
 );
 
+/** One schema per custom field, field1 .. field10, each typed by name (so `Static` names them too). */
+const byCustomField = <T extends TSchema>(schema: (n: number) => T) => ({
+  field1: schema(1),
+  field2: schema(2),
+  field3: schema(3),
+  field4: schema(4),
+  field5: schema(5),
+  field6: schema(6),
+  field7: schema(7),
+  field8: schema(8),
+  field9: schema(9),
+  field10: schema(10),
+});
+
 /** field1 .. field10: at most 255 characters each (CUSTOMF-100 .. CUSTOMF-109). */
-export const CustomFields = (): Record<string, TSchema> => {
-  const fields: Record<string, TSchema> = {};
-  for (let n = 1; n <= 10; n++) {
-    fields[`field${n}`] = Type.Optional(Type.String({ maxLength: 255, 'x-codes': { maxLength: `CUSTOMF-${99 + n}` } }));
-  }
-  return fields;
-};
+export const CustomFields = () =>
+  byCustomField((n) => Type.Optional(Type.String({ maxLength: 255, 'x-codes': { maxLength: `CUSTOMF-${99 + n}` } })));
 
 /** Custom fields in responses: null when never set. */
-export const CustomFieldsOut = (): Record<string, TSchema> => {
-  const fields: Record<string, TSchema> = {};
-  for (let n = 1; n <= 10; n++) fields[`field${n}`] = Type.Union([Type.String(), Type.Null()]);
-  return fields;
-};
+export const CustomFieldsOut = () => byCustomField(() => Type.Union([Type.String(), Type.Null()]));
 
 /** A string from a fixed set: one `enum` (so the error lists the values), typed as the union. */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>

@@ -18,6 +18,11 @@ export function groupLinks<K extends string>(rows: Array<Record<K, string> & Lin
 
 export type CompanySummaryLookup = (companyId: string) => Promise<{ id: string; name: string }>;
 
+/** The rows a 1-based page covers. */
+export function pageWindow({ page, limit }: { page: number; limit: number }) {
+  return { limit, offset: (page - 1) * limit };
+}
+
 export function pageOf<T>(data: T[], page: number, limit: number, total: number) {
   return { data, page, limit, total };
 }

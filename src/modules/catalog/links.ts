@@ -1,45 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 
-/** Reads of the link tables that several catalog services need (scope of a Resource-role user). */
-export function createCatalogLinks(db: Db) {
-  return {
-    resourceLocationIds(companyId: string, resourceId: string): Promise<string[]> {
-      return db
-        .selectFrom('resourceLocations')
-        .select('locationId')
-        .where('companyId', '=', companyId)
-        .where('resourceId', '=', resourceId)
-        .execute()
-        .then((rows) => rows.map((row) => row.locationId));
-    },
-
-    resourceServiceIds(companyId: string, resourceId: string): Promise<string[]> {
-      return db
-        .selectFrom('resourceServices')
-        .select('serviceId')
-        .where('companyId', '=', companyId)
-        .where('resourceId', '=', resourceId)
-        .execute()
-        .then((rows) => rows.map((row) => row.serviceId));
-    },
-
-    serviceLocationIds(companyId: string, serviceId: string): Promise<string[]> {
-      return db
-        .selectFrom('serviceLocations')
-        .select('locationId')
-        .where('companyId', '=', companyId)
-        .where('serviceId', '=', serviceId)
-        .execute()
-        .then((rows) => rows.map((row) => row.locationId));
-    },
-  };
-}
-
-export type CatalogLinks = ReturnType<typeof createCatalogLinks>;
-
 /**
- * Each way through a link table: from the owner records (`ownerIds`) to the live records linked to
+ * Each way through a link table: from the owner records (`ownerIds`) to the records linked to
  * them. Names are fixed here, never taken from a request.
  */
 const DIRECTIONS = {
@@ -52,6 +15,26 @@ const DIRECTIONS = {
 } as const;
 
 export type LinkDirection = keyof typeof DIRECTIONS;
+
+/** The ids one owner's links point at, whether or not those records are archived. */
+async function linkedIds(db: Db, companyId: string, direction: LinkDirection, ownerId: string): Promise<string[]> {
+  const d = DIRECTIONS[direction];
+  const result = await sql<{ id: string }>`
+    select ${sql.raw(d.target)} as id from ${sql.raw(d.link)}
+    where company_id = ${companyId} and ${sql.raw(d.owner)} = ${ownerId}`.execute(db);
+  return result.rows.map((row) => row.id);
+}
+
+/** Reads of the link tables that several catalog services need (scope of a Resource-role user). */
+export function createCatalogLinks(db: Db) {
+  return {
+    resourceLocationIds: (companyId: string, resourceId: string) => linkedIds(db, companyId, 'resource.locations', resourceId),
+    resourceServiceIds: (companyId: string, resourceId: string) => linkedIds(db, companyId, 'resource.services', resourceId),
+    serviceLocationIds: (companyId: string, serviceId: string) => linkedIds(db, companyId, 'service.locations', serviceId),
+  };
+}
+
+export type CatalogLinks = ReturnType<typeof createCatalogLinks>;
 
 /** `[{ownerId, id, name}]`: the live linked records of each owner, by name. */
 export async function linkedRecords(db: Db, companyId: string, direction: LinkDirection, ownerIds: string[]) {

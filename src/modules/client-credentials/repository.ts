@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/database/index.js';
+import { countedPage } from '../catalog/page.js';
 
 export function createClientCredentialRepository(db: Db) {
   return {
@@ -10,19 +11,13 @@ export function createClientCredentialRepository(db: Db) {
         .executeTakeFirstOrThrow();
     },
 
-    async page(companyId: string, limit: number, offset: number) {
+    page(companyId: string, window: { limit: number; offset: number }) {
       const base = db.selectFrom('clientCredentials').where('companyId', '=', companyId);
-      const [rows, count] = await Promise.all([
-        base
-          .select(['id', 'clientId', 'name', 'createdAt', 'lastUsedAt', 'revokedAt'])
-          .orderBy('createdAt', 'desc')
-          .orderBy('id')
-          .limit(limit)
-          .offset(offset)
-          .execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      return countedPage(
+        base,
+        (rows) => rows.select(['id', 'clientId', 'name', 'createdAt', 'lastUsedAt', 'revokedAt']).orderBy('createdAt', 'desc').orderBy('id'),
+        window,
+      );
     },
 
     /** Revokes; returns false when the credential is not the company's. Revoking twice is harmless. */

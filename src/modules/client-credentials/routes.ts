@@ -1,20 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
-import { IdParams, Page, PageQueryFields, Uuid, errorResponses, Security } from '../../platform/http/schemas.js';
+import { Page, errorResponses, Security } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
+import { registerDeleteRoute } from '../catalog/routes.js';
+import { ClientCredential, ClientCredentialCreateBody, ClientCredentialListQuery, CreatedClientCredential, TokenAnswer, TokenRequestBody } from './schemas.js';
 import type { ClientCredentialService } from './service.js';
-
-const ClientCredential = Type.Object(
-  {
-    id: Uuid({ description: 'Record id, used to revoke' }),
-    clientId: Type.String(),
-    name: Type.Union([Type.String(), Type.Null()]),
-    createdAt: Type.String({ format: 'date-time' }),
-    lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  },
-  { $id: 'ClientCredential' },
-);
 
 const MANAGE = {
   mode: 'company' as const,
@@ -37,21 +27,8 @@ export function registerClientCredentialRoutes(app: App, { clientCredentials }: 
           'Form body (application/x-www-form-urlencoded; JSON is accepted too). Credentials in the body or as HTTP Basic. ' +
           'scope is "read", "write" or "read write"; omitted or blank gives both. The token is an HS256 JWT lasting one hour; there is no refresh token.',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
-        body: Type.Object({
-          grant_type: Type.String({ description: 'client_credentials' }),
-          client_id: Type.Optional(Type.String({ maxLength: 200 })),
-          client_secret: Type.Optional(Type.String({ maxLength: 200 })),
-          scope: Type.Optional(Type.String({ maxLength: 200 })),
-        }),
-        response: {
-          200: Type.Object({
-            access_token: Type.String(),
-            token_type: Type.Literal('Bearer'),
-            expires_in: Type.Integer(),
-            scope: Type.String(),
-          }),
-          ...errorResponses(400, 401, 403),
-        },
+        body: TokenRequestBody,
+        response: { 200: TokenAnswer, ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
@@ -68,11 +45,8 @@ export function registerClientCredentialRoutes(app: App, { clientCredentials }: 
         tags: TAGS,
         summary: 'Create a client id and secret (Owner or Admin); the secret is shown once',
         security: Security.dashboardCompany,
-        body: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false }),
-        response: {
-          201: Type.Object({ ...ClientCredential.properties, clientSecret: Type.String({ description: 'Shown once; only a hash is kept' }) }),
-          ...errorResponses(400, 401, 403),
-        },
+        body: ClientCredentialCreateBody,
+        response: { 201: CreatedClientCredential, ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
@@ -90,31 +64,25 @@ export function registerClientCredentialRoutes(app: App, { clientCredentials }: 
         tags: TAGS,
         summary: 'List the company\'s client ids (never their secrets)',
         security: Security.dashboardCompany,
-        querystring: Type.Object(PageQueryFields(100)),
+        querystring: ClientCredentialListQuery,
         response: { 200: Page(Type.Ref('ClientCredential')), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
       const { limit = 20, page = 1 } = request.query;
-      return clientCredentials.list(requireCompany(request.principal).companyId, limit, page);
+      return clientCredentials.list(requireCompany(request.principal).companyId, { limit, page });
     },
   );
 
-  app.delete(
+  registerDeleteRoute(
+    app,
     '/v3/clientId/:id',
     {
       config: { access: MANAGE },
-      schema: {
-        tags: TAGS,
-        summary: 'Revoke a client id: no token is issued for it again, and its live tokens stop working',
-        security: Security.dashboardCompany,
-        params: IdParams,
-        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
-      },
+      tags: TAGS,
+      summary: 'Revoke a client id: no token is issued for it again, and its live tokens stop working',
+      security: Security.dashboardCompany,
     },
-    async (request, reply) => {
-      await clientCredentials.revoke(requireCompany(request.principal).companyId, request.params.id);
-      return reply.status(204).send(null);
-    },
+    (principal, id) => clientCredentials.revoke(principal.companyId, id),
   );
 }

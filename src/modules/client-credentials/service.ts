@@ -4,6 +4,8 @@ import { ApiError, badRequest, forbidden, unauthorized } from '../../platform/er
 import { SUSPENDED_MESSAGE } from '../../platform/auth/authenticate.js';
 import type { Scope, TokenService } from '../../platform/auth/tokens.js';
 import type { ClientCredentialRepository } from './repository.js';
+import type { TokenRequest } from './schemas.js';
+import { pageOf, pageWindow } from '../catalog/graph.js';
 
 export const INVALID_SCOPE_MESSAGE = 'Invalid OAuth scope';
 const INVALID_CLIENT_MESSAGE = 'Invalid client credentials';
@@ -42,14 +44,13 @@ export function parseBasicAuth(header: string | undefined): { clientId: string; 
   }
 }
 
-export interface TokenRequest {
-  grant_type: string;
-  client_id?: string | undefined;
-  client_secret?: string | undefined;
-  scope?: string | undefined;
-}
-
-export function createClientCredentialService({ repository, tokens }: { repository: ClientCredentialRepository; tokens: TokenService }) {
+export function createClientCredentialService({
+  repository,
+  tokens,
+}: {
+  repository: Pick<ClientCredentialRepository, 'insert' | 'page' | 'revoke' | 'byClientId' | 'touch'>;
+  tokens: Pick<TokenService, 'signMachineToken' | 'ttls'>;
+}) {
   function view(row: { id: string; clientId: string; name: string | null; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null }) {
     return {
       id: row.id,
@@ -76,9 +77,9 @@ export function createClientCredentialService({ repository, tokens }: { reposito
       return { ...view(row), clientSecret };
     },
 
-    async list(companyId: string, limit: number, page: number) {
-      const { rows, total } = await repository.page(companyId, limit, (page - 1) * limit);
-      return { data: rows.map(view), page, limit, total };
+    async list(companyId: string, query: { limit: number; page: number }) {
+      const { rows, total } = await repository.page(companyId, pageWindow(query));
+      return pageOf(rows.map(view), query.page, query.limit, total);
     },
 
     async revoke(companyId: string, id: string) {

@@ -36,7 +36,7 @@ export function createCompanyRepository(db: Db) {
     },
 
     /** Companies the user belongs to (or just `onlyCompanyId`), by case-insensitive name prefix. */
-    async page(filter: { userId?: string; onlyCompanyId?: string; search?: string | undefined }, limit: number, offset: number) {
+    async page(filter: { userId?: string; onlyCompanyId?: string; search?: string | undefined }, window: { limit: number; offset: number }) {
       let query = db.selectFrom('companies as c');
       if (filter.userId) {
         query = query.innerJoin('companyUsers as cu', (join) =>
@@ -48,7 +48,7 @@ export function createCompanyRepository(db: Db) {
         query = query.where((eb) => eb(eb.fn('lower', ['c.name']), 'like', likePrefix(filter.search!)));
       }
       const [rows, count] = await Promise.all([
-        query.selectAll('c').orderBy('c.name').orderBy('c.id').limit(limit).offset(offset).execute(),
+        query.selectAll('c').orderBy('c.name').orderBy('c.id').limit(window.limit).offset(window.offset).execute(),
         query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
       ]);
       return { rows, total: Number(count.total) };

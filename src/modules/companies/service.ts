@@ -2,18 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { notFound, validationErrors } from '../../platform/errors.js';
 import type { Principal } from '../../platform/auth/principal.js';
+import { pageOf, pageWindow } from '../catalog/graph.js';
 import { normaliseAllowedDomains } from './allowed-domains.js';
 import type { CompanyRepository, CompanyRow } from './repository.js';
-
-export interface CompanyWrite {
-  name?: string;
-  allowedDomains?: string[];
-  disableEmailNotifications?: boolean;
-  disableSmsNotifications?: boolean;
-  reminderOffsets?: number[];
-  /** Deprecated, write only: sets both channel flags when neither is in the same body. */
-  disableNotifications?: boolean;
-}
+import type { CompanyCreate, CompanyUpdate } from './schemas.js';
 
 /** Roles that may see credential material (the API key prefix) in company responses. */
 function seesCredentials(principal: Principal | null): boolean {
@@ -41,7 +33,7 @@ export function companyView(row: CompanyRow, principal: Principal | null) {
 }
 
 /** The channel flags a write body sets, with the deprecated `disableNotifications` rule applied. */
-export function channelFlags(input: CompanyWrite): { disableEmailNotifications?: boolean; disableSmsNotifications?: boolean } {
+export function channelFlags(input: CompanyUpdate): { disableEmailNotifications?: boolean; disableSmsNotifications?: boolean } {
   const flags: { disableEmailNotifications?: boolean; disableSmsNotifications?: boolean } = {};
   if (input.disableEmailNotifications !== undefined) flags.disableEmailNotifications = input.disableEmailNotifications;
   if (input.disableSmsNotifications !== undefined) flags.disableSmsNotifications = input.disableSmsNotifications;
@@ -63,7 +55,11 @@ function allowedDomainsOrThrow(values: string[]): string[] {
   return domains;
 }
 
-export function createCompanyService({ repository }: { repository: CompanyRepository }) {
+export function createCompanyService({
+  repository,
+}: {
+  repository: Pick<CompanyRepository, 'insertWithOwner' | 'byId' | 'page' | 'update' | 'locationsOf' | 'all'>;
+}) {
   async function load(companyId: string) {
     const row = await repository.byId(companyId);
     if (!row) throw notFound('Company not found');
@@ -71,7 +67,7 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
   }
 
   return {
-    async create(ownerUserId: string, input: CompanyWrite & { name: string }) {
+    async create(ownerUserId: string, input: CompanyCreate) {
       const { apiKey, apiKeyHash, apiKeyPrefix } = newApiKey();
       const flags = channelFlags(input);
       const row = await repository.insertWithOwner(
@@ -93,33 +89,28 @@ export function createCompanyService({ repository }: { repository: CompanyReposi
     },
 
     async list(principal: Principal, query: { limit: number; page: number; search?: string | undefined; include?: Set<string> }) {
-      const offset = (query.page - 1) * query.limit;
       const filter =
         principal.kind === 'machine'
           ? { onlyCompanyId: principal.companyId, search: query.search }
           : principal.kind === 'user' || principal.kind === 'dashboard'
             ? { userId: principal.userId, search: query.search }
             : { onlyCompanyId: principal.companyId, search: query.search };
-      const { rows, total } = await repository.page(filter, query.limit, offset);
+      const { rows, total } = await repository.page(filter, pageWindow(query));
       const locations = query.include?.has('locations') ? await repository.locationsOf(rows.map((row) => row.id)) : undefined;
-      return {
-        data: rows.map((row) => ({
-          ...companyView(row, principal),
-          ...(locations
-            ? { locations: locations.filter((l) => l.companyId === row.id).map(({ id, name, timezoneName }) => ({ id, name, timezoneName })) }
-            : {}),
-        })),
-        page: query.page,
-        limit: query.limit,
-        total,
-      };
+      const data = rows.map((row) => ({
+        ...companyView(row, principal),
+        ...(locations
+          ? { locations: locations.filter((l) => l.companyId === row.id).map(({ id, name, timezoneName }) => ({ id, name, timezoneName })) }
+          : {}),
+      }));
+      return pageOf(data, query.page, query.limit, total);
     },
 
     async read(principal: Principal & { companyId: string }) {
       return companyView(await load(principal.companyId), principal);
     },
 
-    async update(principal: Principal & { companyId: string }, input: CompanyWrite) {
+    async update(principal: Principal & { companyId: string }, input: CompanyUpdate) {
       const changes: Parameters<CompanyRepository['update']>[1] = { ...channelFlags(input) };
       if (input.name !== undefined) changes.name = input.name;
       if (input.allowedDomains !== undefined) changes.allowedDomains = allowedDomainsOrThrow(input.allowedDomains);

@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { CustomersTable } from '../../platform/database/schema.js';
+import { countedPage } from '../catalog/page.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -15,14 +16,10 @@ export function createCustomerRepository(db: Db) {
       return live(companyId).selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    async page(companyId: string, filter: { email?: string | undefined }, limit: number, offset: number) {
+    page(companyId: string, filter: { email?: string | undefined }, window: { limit: number; offset: number }) {
       let base = live(companyId);
       if (filter.email) base = base.where((eb) => eb(eb.fn('lower', ['email']), '=', filter.email!.toLowerCase()));
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('lastName').orderBy('firstName').orderBy('id').limit(limit).offset(offset).execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      return countedPage(base, (rows) => rows.selectAll().orderBy('lastName').orderBy('firstName').orderBy('id'), window);
     },
 
     update(companyId: string, id: string, changes: Updateable<CustomersTable>) {

@@ -1,22 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, fieldError, notFound } from '../../platform/errors.js';
 import { isUniqueViolation } from '../../platform/database/errors.js';
-import { pageOf } from '../catalog/graph.js';
+import { pageOf, pageWindow } from '../catalog/graph.js';
 import type { CustomerRepository, CustomerRow } from './repository.js';
-
-export interface CustomerWrite {
-  firstName?: string;
-  lastName?: string | null;
-  email?: string;
-  phone?: string | null;
-  notes?: string | null;
-  legacyId?: string | null;
-  [customField: `field${number}`]: string | undefined;
-}
+import type { CustomerCreate, CustomerUpdate } from './schemas.js';
 
 const DUPLICATE_EMAIL = 'A customer with this email already exists in the company';
 
-export function createCustomerService({ repository }: { repository: CustomerRepository }) {
+export function createCustomerService({ repository }: { repository: Pick<CustomerRepository, 'insert' | 'byId' | 'page' | 'update'> }) {
   function view(row: CustomerRow) {
     const { companyId: _companyId, archivedAt: _archivedAt, createdAt, updatedAt, ...fields } = row;
     return { ...fields, companyId: row.companyId, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
@@ -33,7 +24,7 @@ export function createCustomerService({ repository }: { repository: CustomerRepo
   }
 
   return {
-    async create(companyId: string, input: CustomerWrite & { firstName: string; email: string }) {
+    async create(companyId: string, input: CustomerCreate) {
       const row = await guardDuplicate(() => repository.insert({ ...input, companyId, id: randomUUID() }));
       return view(row);
     },
@@ -45,11 +36,11 @@ export function createCustomerService({ repository }: { repository: CustomerRepo
     },
 
     async list(companyId: string, query: { limit: number; page: number; email?: string | undefined }) {
-      const { rows, total } = await repository.page(companyId, { email: query.email }, query.limit, (query.page - 1) * query.limit);
+      const { rows, total } = await repository.page(companyId, { email: query.email }, pageWindow(query));
       return pageOf(rows.map(view), query.page, query.limit, total);
     },
 
-    async update(companyId: string, id: string, input: CustomerWrite) {
+    async update(companyId: string, id: string, input: CustomerUpdate) {
       const row = await guardDuplicate(() => repository.update(companyId, id, input));
       if (!row) throw notFound('Customer not found');
       return view(row);

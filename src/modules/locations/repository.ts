@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { linkedRecords } from '../catalog/links.js';
+import { countedPage } from '../catalog/page.js';
 import type { LocationsTable } from '../../platform/database/schema.js';
 
 export type LocationRow = Selectable<LocationsTable>;
@@ -19,14 +20,10 @@ export function createLocationRepository(db: Db) {
     },
 
     /** A page of live locations, optionally only those in `onlyIds` (the caller's scope). */
-    async page(companyId: string, onlyIds: string[] | null, limit: number, offset: number) {
+    page(companyId: string, onlyIds: string[] | null, window: { limit: number; offset: number }) {
       let base = live(companyId);
       if (onlyIds) base = onlyIds.length ? base.where('id', 'in', onlyIds) : base.where((eb) => eb.val(false));
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('name').orderBy('id').limit(limit).offset(offset).execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      return countedPage(base, (rows) => rows.selectAll().orderBy('name').orderBy('id'), window);
     },
 
     update(companyId: string, id: string, changes: Updateable<LocationsTable>) {
@@ -40,7 +37,6 @@ export function createLocationRepository(db: Db) {
         .executeTakeFirst();
     },
 
-    /** Live services and resources linked to each of the locations, for nested graphs. */
     /** Live services and resources linked to each of the locations, for nested graphs. */
     async links(companyId: string, locationIds: string[]) {
       const [services, resources] = await Promise.all([

@@ -5,25 +5,12 @@ import type { Address, WeeklyAvailability } from '../../platform/database/schema
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { addressProblems, normalizeAddress } from '../../domain/address.js';
 import { catalogScope, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting } from '../catalog/scope.js';
-import { groupLinks, pageOf } from '../catalog/graph.js';
+import { groupLinks, pageOf, pageWindow } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
 import type { LocationRepository, LocationRow } from './repository.js';
-
-export interface LocationWrite {
-  name?: string;
-  timezoneName?: string;
-  address?: Address | null;
-  phone?: string | null;
-  email?: string | null;
-  weeklyAvailability?: WeeklyAvailability | null;
-  bookingTimerMinutes?: number;
-  /** null: the company's reminder offsets apply. */
-  reminderOffsets?: number[] | null;
-  legacyId?: string | null;
-}
-
-export const LOCATION_INCLUDES = ['services', 'resources', 'address', 'company'];
+import { LOCATION_INCLUDES } from './schemas.js';
+import type { LocationCreate, LocationUpdate } from './schemas.js';
 
 /** ADDRESS-107 and ADDRESS-108, reported with the weekly schedule's problems in one answer. */
 function checkAddressAndWeekly(address: Address | null | undefined, weekly: WeeklyAvailability | null | undefined) {
@@ -34,8 +21,8 @@ function checkAddressAndWeekly(address: Address | null | undefined, weekly: Week
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 export interface LocationDeps {
-  repository: LocationRepository;
-  links: CatalogLinks;
+  repository: Pick<LocationRepository, 'insert' | 'byId' | 'page' | 'update' | 'links'>;
+  links: Pick<CatalogLinks, 'resourceLocationIds' | 'resourceServiceIds'>;
   companySummary: CompanySummaryLookup;
   /** Told of every change that can alter slot generation (the availability cache listens). */
   onSlotSettingsChanged?: (companyId: string, locationId: string) => void | Promise<void>;
@@ -90,7 +77,7 @@ export function createLocationService(deps: LocationDeps) {
   }
 
   return {
-    async create(principal: Principal & { companyId: string }, input: LocationWrite & { name: string; timezoneName: string }) {
+    async create(principal: Principal & { companyId: string }, input: LocationCreate) {
       // A location-scoped user could not see a new location, so only company-wide callers create them.
       if ((await scopeOf(principal)).locationIds) throw forbidden('Creating locations needs access to every location');
       checkAddressAndWeekly(input.address, input.weeklyAvailability);
@@ -117,16 +104,11 @@ export function createLocationService(deps: LocationDeps) {
 
     async list(principal: Principal & { companyId: string }, query: { limit: number; page: number; include: Set<string> }) {
       const scope = await scopeOf(principal);
-      const { rows, total } = await repository.page(
-        principal.companyId,
-        scope.locationIds ? [...scope.locationIds] : null,
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
+      const { rows, total } = await repository.page(principal.companyId, scope.locationIds ? [...scope.locationIds] : null, pageWindow(query));
       return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
-    async update(principal: Principal & { companyId: string }, id: string, input: LocationWrite) {
+    async update(principal: Principal & { companyId: string }, id: string, input: LocationUpdate) {
       await loadVisible(principal, id);
       checkAddressAndWeekly(input.address, input.weeklyAvailability);
       const { address, weeklyAvailability, ...plain } = input;

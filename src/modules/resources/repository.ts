@@ -2,6 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
+import { countedPage } from '../catalog/page.js';
 import type { ResourcesTable } from '../../platform/database/schema.js';
 
 export type ResourceRow = Selectable<ResourcesTable>;
@@ -37,11 +38,10 @@ export function createResourceRepository(db: Db) {
       return live(companyId).selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    async page(
+    page(
       companyId: string,
       filter: { locationIds: string[] | null; resourceIds: string[] | null; serviceId?: string | undefined },
-      limit: number,
-      offset: number,
+      window: { limit: number; offset: number },
     ) {
       let base = live(companyId);
       if (filter.locationIds) {
@@ -73,11 +73,7 @@ export function createResourceRepository(db: Db) {
         );
       }
       if (filter.resourceIds) base = filter.resourceIds.length ? base.where('id', 'in', filter.resourceIds) : base.where((eb) => eb.val(false));
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('name').orderBy('id').limit(limit).offset(offset).execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      return countedPage(base, (rows) => rows.selectAll().orderBy('name').orderBy('id'), window);
     },
 
     update(companyId: string, id: string, changes: Updateable<ResourcesTable>, links: { locationIds?: string[] | undefined; serviceIds?: string[] | undefined }) {

@@ -1,35 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../platform/auth/principal.js';
-import { fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
+import { ApiError, fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
-import type { WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { assertOwned } from '../catalog/ownership.js';
 import { assertLocationsInScope, catalogScope, inScope, isResourceRole, mergeScopedLocationIds, OUTSIDE_SCOPE_MESSAGE, visibleLocationLinks } from '../catalog/scope.js';
-import { ApiError } from '../../platform/errors.js';
-import { groupLinks, pageOf } from '../catalog/graph.js';
+import { groupLinks, pageOf, pageWindow } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
 import type { ResourceRepository, ResourceRow } from './repository.js';
-
-export const RESOURCE_INCLUDES = ['locations', 'services', 'company'];
-
-export interface ResourceWrite {
-  name?: string;
-  email?: string | null;
-  phone?: string | null;
-  timezoneName?: string | null;
-  weeklyAvailability?: WeeklyAvailability | null;
-  bookingLimit?: number;
-  locationIds?: string[];
-  serviceIds?: string[];
-  legacyId?: string | null;
-}
+import { RESOURCE_INCLUDES } from './schemas.js';
+import type { ResourceCreate, ResourceUpdate } from './schemas.js';
 
 export interface ResourceDeps {
   db: Db;
-  repository: ResourceRepository;
-  links: CatalogLinks;
+  repository: Pick<ResourceRepository, 'insert' | 'byId' | 'page' | 'update' | 'links'>;
+  links: Pick<CatalogLinks, 'resourceLocationIds'>;
   companySummary: CompanySummaryLookup;
   onSlotSettingsChanged?: (companyId: string, resourceId: string) => void | Promise<void>;
 }
@@ -74,7 +60,7 @@ export function createResourceService(deps: ResourceDeps) {
     }));
   }
 
-  async function checkWrite(principal: Principal & { companyId: string }, input: ResourceWrite) {
+  async function checkWrite(principal: Principal & { companyId: string }, input: ResourceUpdate) {
     if (input.weeklyAvailability) {
       const problems = weeklyScheduleProblems(input.weeklyAvailability, 'weeklyAvailability');
       if (problems.length) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.msg, p.code)));
@@ -99,7 +85,7 @@ export function createResourceService(deps: ResourceDeps) {
   }
 
   return {
-    async create(principal: Principal & { companyId: string }, input: ResourceWrite & { name: string }) {
+    async create(principal: Principal & { companyId: string }, input: ResourceCreate) {
       await checkWrite(principal, input);
       if ((await scopeOf(principal)).locationIds && !(input.locationIds ?? []).length) {
         throw new ApiError(403, 'A location-scoped user must link the resource to one of their locations', [], 'LOCATION-109');
@@ -129,16 +115,11 @@ export function createResourceService(deps: ResourceDeps) {
       // A Resource-role user's scope is their resource, not its locations; a LocationId filter
       // still narrows it.
       if (resourceIds) locationIds = query.locationId ? [query.locationId] : null;
-      const { rows, total } = await repository.page(
-        principal.companyId,
-        { locationIds, resourceIds, serviceId: query.serviceId },
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
+      const { rows, total } = await repository.page(principal.companyId, { locationIds, resourceIds, serviceId: query.serviceId }, pageWindow(query));
       return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
-    async update(principal: Principal & { companyId: string }, id: string, input: ResourceWrite) {
+    async update(principal: Principal & { companyId: string }, id: string, input: ResourceUpdate) {
       await loadVisible(principal, id);
       if (isResourceRole(principal) && (input.locationIds || input.serviceIds)) {
         throw new ApiError(403, 'A Resource-role user cannot change which locations and services their resource serves', [], 'RESOURCE-111');

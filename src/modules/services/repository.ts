@@ -2,6 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
 import { linkedRecords } from '../catalog/links.js';
+import { countedPage } from '../catalog/page.js';
 import type { ServicesTable } from '../../platform/database/schema.js';
 
 export type ServiceRow = Selectable<ServicesTable>;
@@ -30,7 +31,7 @@ export function createServiceRepository(db: Db) {
     },
 
     /** A page of live services; with `locationIds`, only those offered at one of them. */
-    async page(companyId: string, filter: { locationIds: string[] | null; serviceIds: string[] | null }, limit: number, offset: number) {
+    page(companyId: string, filter: { locationIds: string[] | null; serviceIds: string[] | null }, window: { limit: number; offset: number }) {
       let base = live(companyId);
       if (filter.locationIds) {
         const locationIds = filter.locationIds;
@@ -48,11 +49,7 @@ export function createServiceRepository(db: Db) {
         );
       }
       if (filter.serviceIds) base = filter.serviceIds.length ? base.where('id', 'in', filter.serviceIds) : base.where((eb) => eb.val(false));
-      const [rows, count] = await Promise.all([
-        base.selectAll().orderBy('name').orderBy('id').limit(limit).offset(offset).execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      return countedPage(base, (rows) => rows.selectAll().orderBy('name').orderBy('id'), window);
     },
 
     update(companyId: string, id: string, changes: Updateable<ServicesTable>, locationIds: string[] | undefined) {
@@ -70,7 +67,6 @@ export function createServiceRepository(db: Db) {
       });
     },
 
-    /** Location links (with names) and live resources of each service. */
     /** Live locations and resources of each service. */
     async links(companyId: string, serviceIds: string[]) {
       const [locations, resources] = await Promise.all([

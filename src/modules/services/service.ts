@@ -1,30 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../platform/auth/principal.js';
-import { fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
+import { ApiError, fieldError, forbidden, notFound, validationErrors } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import type { WeeklyAvailability } from '../../platform/database/schema.js';
 import { weeklyScheduleProblems } from '../../domain/weekly-availability.js';
 import { serviceSettingProblems } from '../../domain/service-rules.js';
 import { assertOwned } from '../catalog/ownership.js';
 import { assertLocationsInScope, catalogScope, inScope, mergeScopedLocationIds, OUTSIDE_SCOPE_MESSAGE, resourceRoleNesting, visibleLocationLinks } from '../catalog/scope.js';
-import { ApiError } from '../../platform/errors.js';
-import { groupLinks, pageOf } from '../catalog/graph.js';
+import { groupLinks, pageOf, pageWindow } from '../catalog/graph.js';
 import type { CompanySummaryLookup } from '../catalog/graph.js';
 import type { CatalogLinks } from '../catalog/links.js';
 import type { ServiceRepository, ServiceRow } from './repository.js';
-
-export const SERVICE_INCLUDES = ['locations', 'resources', 'company'];
-
-/** Body of a service write; every field of the specification's service table. */
-export type ServiceWrite = Partial<Omit<ServiceRow, 'companyId' | 'id' | 'archivedAt' | 'createdAt' | 'updatedAt' | 'weeklyAvailability'>> & {
-  weeklyAvailability?: WeeklyAvailability | null;
-  locationIds?: string[];
-};
+import { SERVICE_INCLUDES } from './schemas.js';
+import type { ServiceCreate, ServiceUpdate } from './schemas.js';
 
 export interface ServiceDeps {
   db: Db;
-  repository: ServiceRepository;
-  links: CatalogLinks;
+  repository: Pick<ServiceRepository, 'insert' | 'byId' | 'page' | 'update' | 'links'>;
+  links: Pick<CatalogLinks, 'resourceLocationIds' | 'resourceServiceIds' | 'serviceLocationIds'>;
   companySummary: CompanySummaryLookup;
   /** Told of every change that can alter slot generation (the availability cache listens). */
   onSlotSettingsChanged?: (companyId: string, serviceId: string) => void | Promise<void>;
@@ -62,9 +55,9 @@ export function createServiceService(deps: ServiceDeps) {
     }));
   }
 
-  function checkRules(merged: ServiceRow | (ServiceWrite & { duration: number }), weekly: WeeklyAvailability | null | undefined) {
+  function checkRules(merged: ServiceRow | ServiceCreate, weekly: WeeklyAvailability | null | undefined) {
     const problems = serviceSettingProblems({
-      duration: merged.duration!,
+      duration: merged.duration,
       durationSelect: merged.durationSelect ?? false,
       durationMin: merged.durationMin ?? null,
       durationMax: merged.durationMax ?? null,
@@ -91,7 +84,7 @@ export function createServiceService(deps: ServiceDeps) {
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
   return {
-    async create(principal: Principal & { companyId: string }, input: ServiceWrite & { name: string; duration: number }) {
+    async create(principal: Principal & { companyId: string }, input: ServiceCreate) {
       const { locationIds = [], weeklyAvailability, ...fields } = input;
       checkRules(input, weeklyAvailability);
       await assertOwned(deps.db, principal.companyId, [{ table: 'locations', ids: locationIds, location: 'body', path: 'locationIds', code: 'LOCATION-111' }]);
@@ -118,16 +111,11 @@ export function createServiceService(deps: ServiceDeps) {
       const scope = await scopeOf(principal);
       let locationIds = scope.locationIds ? [...scope.locationIds] : null;
       if (query.locationId) locationIds = locationIds ? locationIds.filter((id) => id === query.locationId) : [query.locationId];
-      const { rows, total } = await repository.page(
-        principal.companyId,
-        { locationIds, serviceIds: scope.serviceIds },
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
+      const { rows, total } = await repository.page(principal.companyId, { locationIds, serviceIds: scope.serviceIds }, pageWindow(query));
       return pageOf(await withGraph(principal.companyId, rows, query.include, principal), query.page, query.limit, total);
     },
 
-    async update(principal: Principal & { companyId: string }, id: string, input: ServiceWrite) {
+    async update(principal: Principal & { companyId: string }, id: string, input: ServiceUpdate) {
       const current = await loadVisible(principal, id);
       const { locationIds, weeklyAvailability, ...fields } = input;
       checkRules({ ...current, ...fields }, weeklyAvailability);

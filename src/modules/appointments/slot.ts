@@ -11,7 +11,7 @@ import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
 import type { PreparedSearch, ServiceRow } from '../availability/target.js';
 import type { AppointmentRow } from './repository.js';
-import type { BookingContext } from './operation.js';
+import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
 import type { SlotRequest } from './schemas.js';
 
@@ -33,6 +33,18 @@ export interface SlotPreparation {
   /** The resources when the body names none (the stored appointment's). */
   defaultResourceIds?: string[];
   customerIdLocation?: ErrorLocation;
+}
+
+/** A slot that passed every check that needs no lock. */
+export interface PreparedSlot {
+  /** The location, service, candidate resources, zone and duration; endDate is the slot's local date. */
+  prepared: PreparedSearch;
+  mode: BookingMode;
+  roundRobin: RoundRobin;
+  startMs: number;
+  endMs: number;
+  /** The slot's local date in the location's zone. */
+  date: string;
 }
 
 export interface SlotCheck {
@@ -74,6 +86,33 @@ function bookingMode(roundRobin: RoundRobin, named: boolean): BookingMode {
   throw validationError('body', 'ResourceIds', 'ResourceIds is required: the service\'s roundRobin is NONE, so the caller names the resource', 'BOOKING-407');
 }
 
+/**
+ * True when the appointments already committed leave the requested slot no room, by the engine's
+ * own capacity rule (slotOccupancy): for named or COMBINED resources when any of them is full,
+ * for a pool (RANDOM, BALANCED) when all are. Only appointments are looked at, so a slot this
+ * passes may still be refused inside the transaction (limits, blocks); never the other way round.
+ * Allocation services take their capacity from the allocation: left to the full check.
+ */
+async function committedFull(reads: Pick<BookingReads, 'activeAppointmentsOfResources'>, companyId: string, slot: PreparedSlot, now: number): Promise<boolean> {
+  const { service, resources } = slot.prepared;
+  if (service.availabilityType === 'allocation' || resources.length === 0) return false;
+  const occupiedUntil = slot.endMs + service.padding * 60_000;
+  const window = { from: new Date(slot.startMs), to: new Date(occupiedUntil), now: new Date(now) };
+  const rows = await reads.activeAppointmentsOfResources(companyId, resources.map((r) => r.id), window);
+  const byResource = new Map<string, ActiveAppointment[]>();
+  for (const row of rows) {
+    const list = byResource.get(row.resourceId) ?? [];
+    list.push({ id: row.id, serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.startTime.getTime(), end: row.endTime.getTime() });
+    byResource.set(row.resourceId, list);
+  }
+  const full = (resourceId: string) => {
+    const sorted = (byResource.get(resourceId) ?? []).sort((a, b) => a.start - b.start);
+    const { sharing, blocked } = slotOccupancy(sorted, 0, service.id, slot.startMs, slot.endMs, occupiedUntil);
+    return blocked || sharing >= service.bookingsPerSlot;
+  };
+  return slot.mode === 'all' ? resources.some((r) => full(r.id)) : resources.every((r) => full(r.id));
+}
+
 export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
   const { db } = ctx;
   const committed = ctx.reads(db);
@@ -83,7 +122,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
    * company's, the service is offered at the location, the resources are linked to both, the caller
    * may book there, the duration rules and the times.
    */
-  async function prepareSlot(companyId: string, principal: Principal, request: SlotPreparation) {
+  async function prepareSlot(companyId: string, principal: Principal, request: SlotPreparation): Promise<PreparedSlot> {
     const { target: ids, body } = request;
     const resourceIds = body.ResourceIds ?? request.defaultResourceIds;
     const target = await loadTarget(db, committed, companyId, {
@@ -115,7 +154,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
   }
 
   /** The stored slot of an appointment, re-validated (reserve, book): same time, same resources. */
-  async function prepareStoredSlot(companyId: string, principal: Principal, row: AppointmentRow, now: number) {
+  async function prepareStoredSlot(companyId: string, principal: Principal, row: AppointmentRow, now: number): Promise<PreparedSlot> {
     return prepareSlot(companyId, principal, {
       target: { locationId: row.locationId, serviceId: row.serviceId, idsFrom: 'stored' },
       body: { Unavailability: { startTime: row.startTime.toISOString(), endTime: row.endTime.toISOString() }, duration: row.duration },
@@ -179,35 +218,12 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     throw new ApiError(400, msg, [fieldError('body', 'Unavailability.startTime', msg)]);
   }
 
-  /**
-   * True when the appointments already committed leave the requested slot no room, by the engine's
-   * own capacity rule (slotOccupancy): for named or COMBINED resources when any of them is full,
-   * for a pool (RANDOM, BALANCED) when all are. Only appointments are looked at, so a slot this
-   * passes may still be refused inside the transaction (limits, blocks); never the other way round.
-   * Allocation services take their capacity from the allocation: left to the full check.
-   */
-  async function committedFull(companyId: string, slot: PreparedSlot, now: number): Promise<boolean> {
-    const { service, resources } = slot.prepared;
-    if (service.availabilityType === 'allocation' || resources.length === 0) return false;
-    const occupiedUntil = slot.endMs + service.padding * 60_000;
-    const window = { from: new Date(slot.startMs), to: new Date(occupiedUntil), now: new Date(now) };
-    const rows = await committed.activeAppointmentsOfResources(companyId, resources.map((r) => r.id), window);
-    const byResource = new Map<string, ActiveAppointment[]>();
-    for (const row of rows) {
-      const list = byResource.get(row.resourceId) ?? [];
-      list.push({ id: row.id, serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.startTime.getTime(), end: row.endTime.getTime() });
-      byResource.set(row.resourceId, list);
-    }
-    const full = (resourceId: string) => {
-      const sorted = (byResource.get(resourceId) ?? []).sort((a, b) => a.start - b.start);
-      const { sharing, blocked } = slotOccupancy(sorted, 0, service.id, slot.startMs, slot.endMs, occupiedUntil);
-      return blocked || sharing >= service.bookingsPerSlot;
-    };
-    return slot.mode === 'all' ? resources.some((r) => full(r.id)) : resources.every((r) => full(r.id));
-  }
-
-  return { prepareSlot, prepareStoredSlot, checkSlot, committedFull };
+  return {
+    prepareSlot,
+    prepareStoredSlot,
+    checkSlot,
+    committedFull: (companyId: string, slot: PreparedSlot, now: number) => committedFull(committed, companyId, slot, now),
+  };
 }
 
 export type SlotChecks = ReturnType<typeof createSlotChecks>;
-export type PreparedSlot = Awaited<ReturnType<SlotChecks['prepareSlot']>>;

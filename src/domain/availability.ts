@@ -72,7 +72,7 @@ export interface BusyInterval extends Interval {
   external?: boolean;
 }
 
-/** An appointment that holds capacity: BK, RS and unexpired IN. */
+/** An appointment that holds capacity (appointment-status.ts, holdsCapacity: BK, RS and unexpired IN). */
 export interface ActiveAppointment extends Interval {
   id: string;
   serviceId: string;
@@ -82,13 +82,13 @@ export interface ActiveAppointment extends Interval {
 }
 
 export interface CustomerUsage {
-  /** Active (BK, unexpired IN) appointments of this service. */
+  /** Appointments of this service that count for bookingLimit (countsForBookingLimit: BK, unexpired IN). */
   activeCount: number;
-  /** Appointments of this service that are not RE, ever. */
+  /** Appointments of this service that count for the lifetime caps (countsForLifetimeLimits: not RE), ever. */
   lifetimeCount: number;
-  /** Per resource: appointments of this service that are not RE, ever. */
+  /** Per resource: the same as lifetimeCount. */
   lifetimeByResource: Record<string, number>;
-  /** Per resource: active appointments with the resource. */
+  /** Per resource: the same as activeCount (the resource's own bookingLimit). */
   activeByResource: Record<string, number>;
 }
 

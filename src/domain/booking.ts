@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import type { CustomerUsage } from './availability.js';
+import type { AppointmentStatus } from './appointment-status.js';
 
 /**
  * Booking rules that are functions of their inputs: the States and transitions table, the duration
@@ -8,8 +9,7 @@ import type { CustomerUsage } from './availability.js';
  * (src/domain/availability.ts), run for the one slot inside the booking transaction.
  */
 
-/** IN hold, RS reserved, BK booked, CN cancelled, RE rescheduled away. */
-export type AppointmentStatus = 'IN' | 'RS' | 'BK' | 'CN' | 'RE';
+export type { AppointmentStatus };
 
 export interface BookingProblem {
   /** The field the problem is about, for errors[].path; null when it is not about one field. */
@@ -111,7 +111,7 @@ export interface LimitRules {
 
 /** What already counts against the limits, leaving out the appointment being changed. */
 export interface LimitUsage {
-  /** The service's BK, RS and unexpired IN appointments on the slot's local day. */
+  /** The service's appointments that hold capacity (holdsCapacity) on the slot's local day. */
   day: { count: number; minutes: number };
   /** null when the appointment has no customer yet (a public hold): customer limits wait for the customer. */
   customer: CustomerUsage | null;
@@ -120,8 +120,8 @@ export interface LimitUsage {
 /**
  * The booking limits of the service fields table (0 means unlimited):
  * - dailyBookingLimitCount, dailyBookingLimitMinutes: service-wide per local day (BOOKING-106);
- * - bookingLimit: the customer's active appointments of the service, BK and unexpired IN, RS not counted;
- * - maxBookingLimit: the customer's appointments of the service ever, RE not counted;
+ * - bookingLimit: the customer's active appointments of the service (countsForBookingLimit: BK and unexpired IN);
+ * - maxBookingLimit: the customer's appointments of the service ever (countsForLifetimeLimits: not RE);
  * - maxResourceBookingLimit: the same per resource; the resource's own bookingLimit: active per resource.
  * `countsAsActive` is false for an appointment that will be RS (reserve), which bookingLimit does not count.
  */

@@ -10,11 +10,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const CURSOR_LIFETIME_MS = 3_600_000;
 
-export interface CursorState {
+export interface CursorState<Q = Record<string, unknown>> {
   /** Company the walk belongs to. */
   c: string;
   /** Filters, sort, order and limit of the first request, exactly as validated. */
-  q: Record<string, unknown>;
+  q: Q;
   /** Position: sort value (epoch ms) and id of the last appointment returned. */
   p: [number, string];
   /** Expiry, epoch ms: one hour after the first page, carried unchanged through the walk. */
@@ -25,22 +25,26 @@ function signature(secret: string, body: string): Buffer {
   return createHmac('sha256', secret).update(`appointment-cursor.${body}`).digest();
 }
 
-export function encodeCursor(secret: string, state: CursorState): string {
+export function encodeCursor<Q>(secret: string, state: CursorState<Q>): string {
   const body = Buffer.from(JSON.stringify(state)).toString('base64url');
   return `${body}.${signature(secret, body).toString('base64url')}`;
 }
 
-/** The state of a cursor that is intact, unexpired and the company's; otherwise null. */
-export function decodeCursor(secret: string, token: string, companyId: string, now: number): CursorState | null {
+/**
+ * The state of a cursor that is intact, unexpired and the company's; otherwise null. `Q`: the type
+ * of the query the cursor was made with (the signature proves it is what encodeCursor was given).
+ */
+export function decodeCursor<Q = Record<string, unknown>>(secret: string, token: string, companyId: string, now: number): CursorState<Q> | null {
   const parts = token.split('.');
   if (parts.length !== 2) return null;
-  const [body, sig] = parts as [string, string];
+  const [body = '', sig = ''] = parts;
   const expected = signature(secret, body);
   const given = Buffer.from(sig, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  let state: CursorState;
+  let state: CursorState<Q>;
   try {
-    state = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorState;
+    // Signed by us (checked above): the JSON is a CursorState that encodeCursor wrote.
+    state = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorState<Q>;
   } catch {
     return null;
   }

@@ -120,10 +120,10 @@ export const appointmentRepository = {
           companyId: row.companyId,
           appointmentId: row.id,
           resourceId,
-          startTime: row.startTime as Date,
-          endTime: row.endTime as Date,
+          startTime: row.startTime,
+          endTime: row.endTime,
           status: row.status,
-          expiresAt: (row.expiresAt as Date | null | undefined) ?? null,
+          expiresAt: row.expiresAt ?? null,
         })),
       )
       .execute();

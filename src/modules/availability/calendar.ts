@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { DateTime } from 'luxon';
 import type { Db } from '../../platform/database/index.js';
 import { validationError } from '../../platform/errors.js';
@@ -7,6 +8,7 @@ import { WEEKDAYS, minutesOfDay } from '../../domain/weekly-availability.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { AvailabilityRepository } from './repository.js';
+import type { CalendarQuery, CalendarRowSchema } from './schemas.js';
 import { MAX_SEARCH_DAYS } from './service.js';
 
 /**
@@ -15,27 +17,12 @@ import { MAX_SEARCH_DAYS } from './service.js';
  * specification says. `external_*` fields are null for every source here; they carry values only
  * for intervals from external calendar sync.
  */
-export type CalendarSource = 'weekly' | 'recurring' | 'appointment' | 'holiday' | 'block';
+export type CalendarRow = Static<typeof CalendarRowSchema>;
+export type CalendarSource = CalendarRow['source'];
+export type { CalendarQuery };
 
-export interface CalendarRow {
-  start_time: string;
-  end_time: string;
-  source: CalendarSource;
-  entity_type: 'location' | 'resource' | 'service';
-  entity_id: string;
-  source_id: string | null;
-  external_transparency: string | null;
-  external_event_type: string | null;
-  external_busy: boolean | null;
-}
-
-export interface CalendarQuery {
-  LocationIds?: string[] | undefined;
-  ResourceIds?: string[] | undefined;
-  ServiceId?: string | undefined;
-  startDate: string;
-  endDate?: string | undefined;
-}
+/** The reads the calendar makes. */
+export type CalendarReads = Pick<AvailabilityRepository, 'location' | 'service' | 'resourcesByIds' | 'blocks' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsInScope'>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -74,7 +61,7 @@ function weeklyClosedRows(schedule: WeeklySchedule, zone: string, from: string, 
   return rows;
 }
 
-export function createCalendarService({ db, repository }: { db: Db; repository: AvailabilityRepository }) {
+export function createCalendarService({ db, repository }: { db: Db; repository: CalendarReads }) {
   return {
     async rows(companyId: string, query: CalendarQuery, nowMs: number = Date.now()) {
       const locationIds = query.LocationIds ?? [];
@@ -107,7 +94,7 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
         repository.blocks(companyId, scope, from.toJSDate(), to.toJSDate()),
         repository.recurringBlocks(companyId, scope, addDays(query.startDate, -1), addDays(endDate, 1)),
         repository.holidays(companyId, locationIds, addDays(query.startDate, -1), addDays(endDate, 1)),
-        repository.activeAppointmentsInScope(companyId, scope, from.toJSDate(), to.toJSDate(), new Date(nowMs)),
+        repository.activeAppointmentsInScope(companyId, scope, { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs) }),
       ]);
 
       const rows: CalendarRow[] = [];
@@ -116,15 +103,15 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
       const fromDate = addDays(query.startDate, -1);
       const toDate = addDays(endDate, 1);
       for (const location of locations) {
-        if (location.weeklyAvailability) rows.push(...weeklyClosedRows(location.weeklyAvailability as WeeklySchedule, location.timezoneName, fromDate, toDate, 'location', location.id));
+        if (location.weeklyAvailability) rows.push(...weeklyClosedRows(location.weeklyAvailability, location.timezoneName, fromDate, toDate, 'location', location.id));
       }
       for (const resource of resources) {
         if (resource.weeklyAvailability) {
-          rows.push(...weeklyClosedRows(resource.weeklyAvailability as WeeklySchedule, resource.timezoneName ?? zone, fromDate, toDate, 'resource', resource.id));
+          rows.push(...weeklyClosedRows(resource.weeklyAvailability, resource.timezoneName ?? zone, fromDate, toDate, 'resource', resource.id));
         }
       }
       for (const service of services) {
-        if (service.weeklyAvailability) rows.push(...weeklyClosedRows(service.weeklyAvailability as WeeklySchedule, zone, fromDate, toDate, 'service', service.id));
+        if (service.weeklyAvailability) rows.push(...weeklyClosedRows(service.weeklyAvailability, zone, fromDate, toDate, 'service', service.id));
       }
       const scopeOf = (r: { locationId: string | null; resourceId: string | null; serviceId: string | null }) =>
         r.resourceId ? (['resource', r.resourceId] as const) : r.serviceId ? (['service', r.serviceId] as const) : (['location', r.locationId!] as const);

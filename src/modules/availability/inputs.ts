@@ -1,80 +1,27 @@
 import { DateTime } from 'luxon';
-import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { WEEKDAYS } from '../../domain/weekly-availability.js';
-import type { ActiveAppointment, BusyInterval, CustomerUsage, EngineResource, RoundRobin } from '../../domain/availability.js';
+import type { ActiveAppointment, AvailabilityInput, BusyInterval, CustomerUsage, EngineResource, EngineService, RoundRobin } from '../../domain/availability.js';
+import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/appointment-status.js';
+import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
 import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository } from './repository.js';
-import type { Db } from '../../platform/database/index.js';
-import { badRequest, validationError } from '../../platform/errors.js';
-import type { ErrorLocation } from '../../platform/errors.js';
-import { assertOwned } from '../catalog/ownership.js';
-import type { IdReference } from '../catalog/ownership.js';
+import type { PreparedSearch } from './target.js';
 
+/** The reads loadEngineInputs makes. */
+export type EngineReads = Pick<
+  AvailabilityRepository,
+  'blocks' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
+>;
 
-type LocationRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['location']>>>;
-type ServiceRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['service']>>>;
-type ResourceRow = Awaited<ReturnType<AvailabilityRepository['bookableResources']>>[number];
-
-/** A validated search (or booking): what it is about, and the dates it covers in the location's zone. */
-export interface PreparedSearch {
-  location: LocationRow;
-  service: ServiceRow;
-  resources: ResourceRow[];
-  zone: string;
-  endDate: string;
-  duration: number;
-}
-
-/**
- * The records a search or a booking is about, read in one round trip: the location, the service,
- * whether the service is offered there, and the resources bookable for both. Ids that are not live
- * records of the company are a 400 naming each (assertOwned's answer); ownership of the location and
- * the service is asked only when a read came back empty, so a valid request reads each row once.
- */
-export async function loadTarget(
-  db: Db,
-  repository: AvailabilityRepository,
-  companyId: string,
-  target: {
-    LocationId: string;
-    ServiceId: string;
-    ResourceIds: string[];
-    CustomerId?: string | null | undefined;
-    /** Where the caller sent ResourceIds and CustomerId. */
-    location: ErrorLocation;
-    /** Where the caller sent CustomerId, when not where ResourceIds came (create and hold accept it in the query too). */
-    customerIdLocation?: ErrorLocation;
-    /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
-    missing?: () => Error;
-  },
-) {
-  const others: IdReference[] = [
-    { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
-    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
-  ];
-  const [location, service, offered, bookable, othersRefused] = await Promise.all([
-    repository.location(companyId, target.LocationId),
-    repository.service(companyId, target.ServiceId),
-    repository.serviceOfferedAt(companyId, target.ServiceId, target.LocationId),
-    repository.bookableResources(companyId, target.LocationId, target.ServiceId),
-    assertOwned(db, companyId, others).then(
-      () => null,
-      (error: unknown) => error,
-    ),
-  ]);
-  if (location && service && othersRefused) throw othersRefused;
-  if (!location || !service) {
-    if (target.missing) throw target.missing();
-    await assertOwned(db, companyId, [
-      { table: 'locations', ids: [target.LocationId], location: 'query', path: 'LocationId', single: true },
-      { table: 'services', ids: [target.ServiceId], location: 'query', path: 'ServiceId', single: true },
-      ...others,
-    ]);
-    // Archived between the two reads.
-    throw badRequest('Unknown location or service');
-  }
-  return { location, service, offered, bookable };
+export interface EngineInputRequest {
+  /** First local date of the range (the prepared search's endDate is the last). */
+  startDate: string;
+  roundRobin?: RoundRobin | undefined;
+  CustomerId?: string | null | undefined;
+  now: number;
+  /** The appointment being booked or changed, which must not compete with itself. */
+  excludeAppointmentIds?: string[] | undefined;
 }
 
 /**
@@ -83,38 +30,57 @@ export async function loadTarget(
  * which runs it inside its transaction and leaves out the appointment being changed
  * (`excludeAppointmentIds`), so a hold being booked does not compete with itself.
  */
-export async function loadEngineInputs(
-  repository: AvailabilityRepository,
-  companyId: string,
-  prepared: PreparedSearch,
-  search: { startDate: string; roundRobin?: RoundRobin | undefined; CustomerId?: string | null | undefined },
-  nowMs: number,
-  excludeAppointmentIds: string[] = [],
-) {
+export async function loadEngineInputs(repository: EngineReads, companyId: string, prepared: PreparedSearch, request: EngineInputRequest) {
   const { location, service, resources, zone, endDate } = prepared;
+  const { now: nowMs, excludeAppointmentIds = [] } = request;
   const resourceIds = resources.map((r) => r.id);
   // A day either side of the range (padding, resources in other zones); whole ISO weeks for
   // BALANCED, which compares the minutes booked in each slot's week.
-  const balanced = (search.roundRobin ?? service.roundRobin) === 'BALANCED';
+  const balanced = (request.roundRobin ?? service.roundRobin) === 'BALANCED';
   const loadFromDate = balanced
-    ? DateTime.fromISO(addDays(search.startDate, -1), { zone }).startOf('week').toISODate()!
-    : addDays(search.startDate, -1);
+    ? DateTime.fromISO(addDays(request.startDate, -1), { zone }).startOf('week').toISODate()!
+    : addDays(request.startDate, -1);
   const loadToDate = balanced ? DateTime.fromISO(addDays(endDate, 1), { zone }).endOf('week').toISODate()! : addDays(endDate, 1);
   const from = localToInstant(loadFromDate, '00:00', zone);
   const to = localToInstant(addDays(loadToDate, 1), '00:00', zone);
-  const now = new Date(nowMs);
+  const window = { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
   const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
 
   const [blocks, recurring, holidays, appointments, dailyUsage, customerRows, allocations] = await Promise.all([
-    repository.blocks(companyId, scope, from.toJSDate(), to.toJSDate()),
+    repository.blocks(companyId, scope, window.from, window.to),
     repository.recurringBlocks(companyId, scope, loadFromDate, loadToDate),
     repository.holidays(companyId, [location.id], loadFromDate, loadToDate),
-    repository.activeAppointmentsOfResources(companyId, resourceIds, from.toJSDate(), to.toJSDate(), now, excludeAppointmentIds),
-    repository.dailyUsage(companyId, service.id, zone, from.toJSDate(), to.toJSDate(), now, excludeAppointmentIds),
-    search.CustomerId ? repository.customerAppointments(companyId, search.CustomerId, service.id, excludeAppointmentIds) : Promise.resolve(undefined),
+    repository.activeAppointmentsOfResources(companyId, resourceIds, window),
+    repository.dailyUsage(companyId, service.id, zone, window),
+    request.CustomerId ? repository.customerAppointments(companyId, request.CustomerId, service.id, excludeAppointmentIds) : Promise.resolve(undefined),
     service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined),
   ]);
 
+  const busy = busyIntervals({ blocks, recurring, holidays }, zone, from, to);
+  const { active, weeklyMinutes } = activeAppointments(appointments, balanced ? zone : null);
+  const customer = customerRows ? customerUsage(customerRows, nowMs) : undefined;
+
+  const engineResources: EngineResource[] = resources.map((r) => ({
+    id: r.id,
+    timezoneName: r.timezoneName,
+    weeklyAvailability: r.weeklyAvailability,
+    bookingLimit: r.bookingLimit,
+    ...(allocations ? { allocations: allocationWindows(allocations, r.id, zone, loadFromDate, loadToDate) } : {}),
+  }));
+  const holidayDays = holidays.map((h) => ({ date: h.date, name: h.name }));
+  return { busy, appointments: active, dailyUsage, weeklyMinutes, customer, engineResources, holidays: holidayDays };
+}
+
+export type EngineInputs = Awaited<ReturnType<typeof loadEngineInputs>>;
+
+type ClosedTime = {
+  blocks: Awaited<ReturnType<AvailabilityRepository['blocks']>>;
+  recurring: Awaited<ReturnType<AvailabilityRepository['recurringBlocks']>>;
+  holidays: Awaited<ReturnType<AvailabilityRepository['holidays']>>;
+};
+
+/** Blocks, recurring blocks and holidays as busy time: on the location or the service they close every resource. */
+function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string, from: DateTime, to: DateTime): BusyInterval[] {
   const busy: BusyInterval[] = [];
   // Blocks on the location or the service close every resource; a resource block closes that one.
   const scopeResource = (row: { resourceId: string | null }) => row.resourceId;
@@ -131,10 +97,17 @@ export async function loadEngineInputs(
       end: localToInstant(addDays(holiday.date, 1), '00:00', zone).toMillis(),
     });
   }
+  return busy;
+}
 
+/**
+ * The rows of activeAppointmentsOfResources (one per resource) as the engine's appointments, and,
+ * with `balancedZone` (BALANCED only), the minutes booked per resource in each ISO week of that zone.
+ */
+function activeAppointments(rows: Awaited<ReturnType<AvailabilityRepository['activeAppointmentsOfResources']>>, balancedZone: string | null) {
   const byAppointment = new Map<string, ActiveAppointment>();
   const weeklyMinutes: Record<string, Record<string, number>> = {};
-  for (const row of appointments) {
+  for (const row of rows) {
     const existing = byAppointment.get(row.id);
     if (existing) existing.resourceIds.push(row.resourceId);
     else {
@@ -148,24 +121,59 @@ export async function loadEngineInputs(
       });
     }
     // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
-    if (!balanced) continue;
-    const start = DateTime.fromJSDate(row.startTime, { zone });
+    if (balancedZone === null) continue;
+    const start = DateTime.fromJSDate(row.startTime, { zone: balancedZone });
     const week = `${start.weekYear}-W${String(start.weekNumber).padStart(2, '0')}`;
     weeklyMinutes[week] ??= {};
     weeklyMinutes[week][row.resourceId] = (weeklyMinutes[week][row.resourceId] ?? 0) + row.duration;
   }
+  return { active: [...byAppointment.values()], weeklyMinutes };
+}
 
-  const customer = customerRows ? customerUsage(customerRows, nowMs) : undefined;
-
-  const engineResources: EngineResource[] = resources.map((r) => ({
-    id: r.id,
-    timezoneName: r.timezoneName,
-    weeklyAvailability: r.weeklyAvailability as WeeklySchedule | null,
-    bookingLimit: r.bookingLimit,
-    ...(allocations ? { allocations: allocationWindows(allocations, r.id, zone, loadFromDate, loadToDate) } : {}),
-  }));
-  const holidayDays = holidays.map((h) => ({ date: h.date, name: h.name }));
-  return { busy, appointments: [...byAppointment.values()], dailyUsage, weeklyMinutes, customer, engineResources, holidays: holidayDays };
+/**
+ * The engine's input for a prepared search and what loadEngineInputs loaded: the one place both
+ * the availability search and booking's slot check (appointments/slot.ts) build it.
+ */
+export function engineInput(
+  prepared: PreparedSearch,
+  inputs: EngineInputs,
+  options: {
+    now: number;
+    startDate: string;
+    endDate: string;
+    roundRobin: RoundRobin;
+    /** The customer's usage as the limits should see it (booking may hide active usage for RS). */
+    customer: CustomerUsage | undefined;
+    /** Changes to the service's rules for this run (booking a hold skips lead time again). */
+    serviceOverrides?: Partial<EngineService>;
+    reportZone?: string | undefined;
+    random?: (() => number) | undefined;
+    allowPaddingOverflow?: boolean | undefined;
+    ignoreExternalEvents?: boolean | undefined;
+  },
+): AvailabilityInput {
+  const { service } = prepared;
+  return {
+    now: options.now,
+    timezoneName: prepared.zone,
+    locationWeekly: prepared.location.weeklyAvailability,
+    service: { ...service, ...options.serviceOverrides },
+    resources: inputs.engineResources,
+    startDate: options.startDate,
+    endDate: options.endDate,
+    duration: prepared.duration,
+    roundRobin: options.roundRobin,
+    busy: inputs.busy,
+    appointments: inputs.appointments,
+    dailyUsage: inputs.dailyUsage,
+    weeklyMinutes: inputs.weeklyMinutes,
+    ...(options.customer ? { customer: options.customer } : {}),
+    holidays: inputs.holidays,
+    ...(options.reportZone !== undefined ? { reportZone: options.reportZone } : {}),
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.allowPaddingOverflow !== undefined ? { allowPaddingOverflow: options.allowPaddingOverflow } : {}),
+    ...(options.ignoreExternalEvents !== undefined ? { ignoreExternalEvents: options.ignoreExternalEvents } : {}),
+  };
 }
 
 type AllocationRows = Awaited<ReturnType<AvailabilityRepository['allocations']>>;
@@ -211,47 +219,27 @@ function allocationWindows(rows: AllocationRows, resourceId: string, zone: strin
 }
 
 /**
- * What a customer already holds of a service, for the per-customer limits: bookingLimit counts BK
- * and unexpired IN (RS does not count); the lifetime caps count everything except RE and expired
- * holds (an abandoned checkout never became a booking, so it must not use up a lifetime cap).
+ * What a customer already holds of a service, for the per-customer limits: bookingLimit counts
+ * what countsForBookingLimit counts (BK and unexpired IN; RS does not count), the lifetime caps what
+ * countsForLifetimeLimits counts (everything except RE and expired holds: an abandoned checkout
+ * never became a booking, so it must not use up a lifetime cap). One row per resource.
  */
-export function customerUsage(rows: Array<{ id: string; status: string; expiresAt: Date | null; resourceId: string | null }>, nowMs: number): CustomerUsage {
-  const isActive = (r: { status: string; expiresAt: Date | null }) => r.status === 'BK' || (r.status === 'IN' && (r.expiresAt?.getTime() ?? 0) > nowMs);
-  const countsForLifetime = (r: { status: string; expiresAt: Date | null }) => r.status !== 'RE' && (r.status !== 'IN' || isActive(r));
+export function customerUsage(rows: Array<{ id: string; status: AppointmentStatus; expiresAt: Date | null; resourceId: string | null }>, nowMs: number): CustomerUsage {
   const seen = new Set<string>();
   const usage: CustomerUsage = { activeCount: 0, lifetimeCount: 0, lifetimeByResource: {}, activeByResource: {} };
   for (const row of rows) {
+    const at = { status: row.status, expiresAt: row.expiresAt?.getTime() ?? null };
+    const active = countsForBookingLimit(at, nowMs);
+    const lifetime = countsForLifetimeLimits(at, nowMs);
     if (!seen.has(row.id)) {
       seen.add(row.id);
-      if (isActive(row)) usage.activeCount++;
-      if (countsForLifetime(row)) usage.lifetimeCount++;
+      if (active) usage.activeCount++;
+      if (lifetime) usage.lifetimeCount++;
     }
     if (row.resourceId) {
-      if (countsForLifetime(row)) usage.lifetimeByResource[row.resourceId] = (usage.lifetimeByResource[row.resourceId] ?? 0) + 1;
-      if (isActive(row)) usage.activeByResource[row.resourceId] = (usage.activeByResource[row.resourceId] ?? 0) + 1;
+      if (lifetime) usage.lifetimeByResource[row.resourceId] = (usage.lifetimeByResource[row.resourceId] ?? 0) + 1;
+      if (active) usage.activeByResource[row.resourceId] = (usage.activeByResource[row.resourceId] ?? 0) + 1;
     }
   }
   return usage;
-}
-
-/**
- * A named resource that cannot serve this search: AVAILABILITY-103 when it does not work at the
- * location, AVAILABILITY-104 when it works there but does not provide the service.
- */
-export async function unlinkedResourceError(db: Db, companyId: string, ids: { locationId: string; serviceId: string; resourceId: string }, location: ErrorLocation, path: string) {
-  const atLocation = await db
-    .selectFrom('resourceLocations')
-    .select('resourceId')
-    .where('companyId', '=', companyId)
-    .where('resourceId', '=', ids.resourceId)
-    .where('locationId', '=', ids.locationId)
-    .executeTakeFirst();
-  return atLocation
-    ? validationError(location, path, `Resource ${ids.resourceId} does not provide service ${ids.serviceId}`, 'AVAILABILITY-104')
-    : validationError(location, path, `Resource ${ids.resourceId} does not work at location ${ids.locationId}`, 'AVAILABILITY-103');
-}
-
-/** SERVICE-122: the service is not offered at the location. */
-export function serviceNotOfferedError(serviceId: string, locationId: string) {
-  return validationError('query', 'ServiceId', `Service ${serviceId} is not offered at location ${locationId}`, 'SERVICE-122');
 }

@@ -1,32 +1,21 @@
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
-import { ApiError, fieldError, validationError } from '../../platform/errors.js';
+import { validationError } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
-import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import { computeAvailability } from '../../domain/availability.js';
-import type { AvailabilityResult, RoundRobin } from '../../domain/availability.js';
+import type { AvailabilityResult } from '../../domain/availability.js';
 import { allowedDurations } from '../../domain/service-rules.js';
-import { locationScope } from '../catalog/scope.js';
 import type { AvailabilityCache } from './cache.js';
-import type { AvailabilityRepository } from './repository.js';
-import { loadEngineInputs, loadTarget, serviceNotOfferedError, unlinkedResourceError } from './inputs.js';
-import type { PreparedSearch } from './inputs.js';
+import { engineInput, loadEngineInputs } from './inputs.js';
+import type { EngineReads } from './inputs.js';
+import { assertTargetOpen, loadTarget, namedResources } from './target.js';
+import type { PreparedSearch, TargetReads } from './target.js';
+import type { AvailabilitySearch } from './schemas.js';
+
+export type { AvailabilitySearch };
 
 export const MAX_SEARCH_DAYS = 31;
-
-export interface AvailabilitySearch {
-  LocationId: string;
-  ServiceId: string;
-  startDate: string;
-  endDate?: string | undefined;
-  duration?: number | undefined;
-  ResourceIds?: string[] | undefined;
-  CustomerId?: string | undefined;
-  roundRobin?: RoundRobin | undefined;
-  /** IANA zone in which startDate and endDate are read and availableDays reported (default: the location's). */
-  timezone?: string | undefined;
-}
 
 /** A small seeded generator, so a RANDOM pick is the same with and without the cache. */
 function seededRandom(seed: string): () => number {
@@ -41,9 +30,29 @@ function seededRandom(seed: string): () => number {
 
 export interface AvailabilityDeps {
   db: Db;
-  repository: AvailabilityRepository;
+  repository: TargetReads & EngineReads;
   cache: AvailabilityCache;
   now?: () => number;
+}
+
+/** The dates and duration of a search, checked against the location's (or the given) zone and the service. */
+function checkRange(search: AvailabilitySearch, target: { zone: string; service: PreparedSearch['service'] }, nowMs: number) {
+  const reportZone = search.timezone ?? target.zone;
+  const endDate = search.endDate ?? search.startDate;
+  if (endDate < search.startDate) throw validationError('query', 'endDate', 'endDate must be on or after startDate', 'AVAILABILITY-100');
+  const days = DateTime.fromISO(endDate).diff(DateTime.fromISO(search.startDate), 'days').days + 1;
+  if (days > MAX_SEARCH_DAYS) throw validationError('query', 'endDate', `A search covers at most ${MAX_SEARCH_DAYS} days`);
+  const today = DateTime.fromMillis(nowMs, { zone: reportZone }).toISODate()!;
+  if (search.startDate < today) {
+    const whose = search.timezone ? `today in ${reportZone}` : 'the location\'s local date';
+    throw validationError('query', 'startDate', `startDate must be on or after ${whose} (${today})`, 'AVAILABILITY-102');
+  }
+  const durations = allowedDurations(target.service);
+  const duration = search.duration ?? target.service.duration;
+  if (!durations.includes(duration)) {
+    throw validationError('query', 'duration', `duration must be one of the service's options: ${durations.join(', ')}`, 'AVAILABILITY-105');
+  }
+  return { endDate, duration };
 }
 
 export function createAvailabilityService(deps: AvailabilityDeps) {
@@ -52,51 +61,19 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
 
   /** Validates the search and loads what the engine needs; 400 for anything wrong in it. */
   async function prepare(companyId: string, principal: Principal | null, search: AvailabilitySearch, nowMs: number, onlineOnly: boolean): Promise<PreparedSearch> {
-    const { location, service, offered, bookable } = await loadTarget(deps.db, repository, companyId, {
+    const target = await loadTarget(deps.db, repository, companyId, {
       LocationId: search.LocationId,
       ServiceId: search.ServiceId,
       ResourceIds: search.ResourceIds ?? [],
       CustomerId: search.CustomerId,
       location: 'query',
     });
-    const scope = principal ? locationScope(principal) : null;
-    if (scope && !scope.has(search.LocationId)) throw new ApiError(403, 'This location is outside your location access');
     // A public booking page sees a service that is not shown online exactly as an unknown id.
-    if (onlineOnly && !service.showOnline) {
-      const msg = `${search.ServiceId} is not a service of this company`;
-      throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
-    }
-    if (!offered) throw serviceNotOfferedError(service.id, location.id);
-
-    const zone = location.timezoneName;
-    const reportZone = search.timezone ?? zone;
-    const endDate = search.endDate ?? search.startDate;
-    if (endDate < search.startDate) throw validationError('query', 'endDate', 'endDate must be on or after startDate', 'AVAILABILITY-100');
-    const days = DateTime.fromISO(endDate).diff(DateTime.fromISO(search.startDate), 'days').days + 1;
-    if (days > MAX_SEARCH_DAYS) throw validationError('query', 'endDate', `A search covers at most ${MAX_SEARCH_DAYS} days`);
-    const today = DateTime.fromMillis(nowMs, { zone: reportZone }).toISODate()!;
-    if (search.startDate < today) {
-      const whose = search.timezone ? `today in ${reportZone}` : 'the location\'s local date';
-      throw validationError('query', 'startDate', `startDate must be on or after ${whose} (${today})`, 'AVAILABILITY-102');
-    }
-
-    const durations = allowedDurations(service);
-    const duration = search.duration ?? service.duration;
-    if (!durations.includes(duration)) {
-      throw validationError('query', 'duration', `duration must be one of the service's options: ${durations.join(', ')}`, 'AVAILABILITY-105');
-    }
-
-    let resources = bookable;
-    if (search.ResourceIds?.length) {
-      const linked = new Set(bookable.map((r) => r.id));
-      const index = search.ResourceIds.findIndex((id) => !linked.has(id));
-      if (index >= 0) {
-        const ids = { locationId: location.id, serviceId: service.id, resourceId: search.ResourceIds[index]! };
-        throw await unlinkedResourceError(deps.db, companyId, ids, 'query', `ResourceIds.${index}`);
-      }
-      resources = bookable.filter((r) => search.ResourceIds!.includes(r.id));
-    }
-    return { location, service, resources, zone, endDate, duration };
+    assertTargetOpen(target, { principal, named: { locationId: search.LocationId, serviceId: search.ServiceId }, onlineOnly, requireOffered: true });
+    const zone = target.location.timezoneName;
+    const { endDate, duration } = checkRange(search, { zone, service: target.service }, nowMs);
+    const resources = search.ResourceIds?.length ? await namedResources(deps.db, companyId, target, search.ResourceIds, 'query') : target.bookable;
+    return { location: target.location, service: target.service, resources, zone, endDate, duration };
   }
 
   /** `onlineOnly`: public booking pages see only services with showOnline. */
@@ -135,26 +112,23 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
             startDate: DateTime.fromISO(search.startDate, { zone: reportZone }).setZone(prepared.zone).toISODate()!,
             endDate: DateTime.fromISO(prepared.endDate, { zone: reportZone }).endOf('day').setZone(prepared.zone).toISODate()!,
           };
-    const inputs = await loadEngineInputs(repository, companyId, { ...prepared, endDate: loadRange.endDate }, { ...search, startDate: loadRange.startDate }, nowMs);
-    const result = computeAvailability({
+    const inputs = await loadEngineInputs(repository, companyId, { ...prepared, endDate: loadRange.endDate }, {
+      startDate: loadRange.startDate,
+      roundRobin: search.roundRobin,
+      CustomerId: search.CustomerId,
       now: nowMs,
-      timezoneName: prepared.zone,
-      locationWeekly: prepared.location.weeklyAvailability as WeeklySchedule | null,
-      service: { ...prepared.service, weeklyAvailability: prepared.service.weeklyAvailability as WeeklySchedule | null },
-      resources: inputs.engineResources,
-      startDate: search.startDate,
-      endDate: prepared.endDate,
-      reportZone,
-      duration: prepared.duration,
-      roundRobin,
-      busy: inputs.busy,
-      appointments: inputs.appointments,
-      dailyUsage: inputs.dailyUsage,
-      weeklyMinutes: inputs.weeklyMinutes,
-      ...(inputs.customer ? { customer: inputs.customer } : {}),
-      holidays: inputs.holidays,
-      random: seededRandom(JSON.stringify(searchKey)),
     });
+    const result = computeAvailability(
+      engineInput(prepared, inputs, {
+        now: nowMs,
+        startDate: search.startDate,
+        endDate: prepared.endDate,
+        reportZone,
+        roundRobin,
+        customer: inputs.customer,
+        random: seededRandom(JSON.stringify(searchKey)),
+      }),
+    );
     const json = JSON.stringify(result);
     await deps.cache.set(key, json);
     return json;
@@ -165,6 +139,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     searchJson,
 
     async search(...args: Parameters<typeof searchJson>): Promise<AvailabilityResult> {
+      // The text is computeAvailability's answer, serialised above (or cached as such).
       return JSON.parse(await searchJson(...args)) as AvailabilityResult;
     },
   };

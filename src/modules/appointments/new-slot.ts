@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { Principal } from '../../platform/auth/principal.js';
+import type { AppointmentsTable } from '../../platform/database/schema.js';
+import { ApiError, notFound, validationError } from '../../platform/errors.js';
+import type { Db } from '../../platform/database/index.js';
+import { appointmentRepository as repo } from './repository.js';
+import type { AppointmentRow } from './repository.js';
+import { customFields, toApi } from './mapper.js';
+import type { Appointment } from './mapper.js';
+import { bookingTransaction, dailyLimitsKey, emit, lockKeys, touchChanged, visible } from './operation.js';
+import type { BookingContext } from './operation.js';
+import { createIdempotency, requestHash } from './idempotency.js';
+import type { KeyedRequest } from './idempotency.js';
+import { resolveCustomer } from './customers.js';
+import { slotUnavailable } from './problems.js';
+import type { PreparedSlot, SlotChecks } from './slot.js';
+import type { NewSlotQuery, SlotRequest } from './schemas.js';
+
+/** Create (BK) and hold (IN): a new appointment in a free slot. */
+
+export interface NewSlotRequest {
+  query: NewSlotQuery;
+  body: SlotRequest;
+  idempotencyKey?: string | undefined;
+}
+
+export type NewSlotResult = { appointment: Appointment; replayed: boolean };
+
+/** CustomerId may come in the body or the query; both, and different, is a 400. */
+function withQueryCustomer(query: NewSlotQuery, body: SlotRequest): SlotRequest {
+  if (query.CustomerId === undefined) return body;
+  if (body.CustomerId !== undefined && body.CustomerId !== query.CustomerId) {
+    throw validationError('query', 'CustomerId', 'CustomerId in the query and CustomerId in the body differ; send it once');
+  }
+  return { ...body, CustomerId: query.CustomerId };
+}
+
+/**
+ * A public booking page may hold only so many slots at once (issue 12: a script held a whole
+ * day). 429 with Retry-After until the first of them is booked or expires.
+ */
+async function assertPublicHoldRoom(trx: Db, companyId: string, cap: number, now: number) {
+  const row = await trx
+    .selectFrom('appointments')
+    .select((eb) => [eb.fn.countAll<string>().as('live'), eb.fn.min('expiresAt').as('firstExpiry')])
+    .where('companyId', '=', companyId)
+    .where('createdVia', '=', 'public')
+    .where('status', '=', 'IN')
+    .where('expiresAt', '>', new Date(now))
+    .executeTakeFirstOrThrow();
+  if (Number(row.live) < cap) return;
+  const firstExpiry = row.firstExpiry ? new Date(row.firstExpiry).getTime() : now + 60_000;
+  const seconds = Math.max(1, Math.ceil((firstExpiry - now) / 1000));
+  throw new ApiError(429, `Public write rate limit exceeded: the booking page already holds ${cap} slots; try again in ${seconds} seconds`, [], undefined, {
+    'Retry-After': String(seconds),
+  });
+}
+
+/** The row of a new appointment in the prepared slot. */
+function newAppointment(
+  kind: 'create' | 'hold',
+  principal: Principal,
+  slot: PreparedSlot,
+  fields: { companyId: string; id: string; customerId: string | null; body: SlotRequest; now: number; allowPaddingOverflow: boolean; ignoreExternalEvents: boolean },
+): Insertable<AppointmentsTable> {
+  const { prepared } = slot;
+  const { body, now } = fields;
+  return {
+    companyId: fields.companyId,
+    id: fields.id,
+    locationId: prepared.location.id,
+    serviceId: prepared.service.id,
+    customerId: fields.customerId,
+    status: kind === 'create' ? 'BK' : 'IN',
+    startTime: new Date(slot.startMs),
+    endTime: new Date(slot.endMs),
+    duration: prepared.duration,
+    padding: prepared.service.padding,
+    expiresAt: kind === 'hold' ? new Date(now + prepared.location.bookingTimerMinutes * 60_000) : null,
+    allowPaddingOverflow: fields.allowPaddingOverflow,
+    ignoreExternalEvents: fields.ignoreExternalEvents,
+    notes: body.notes ?? null,
+    legacyId: body.legacyId ?? null,
+    createdVia: principal.kind === 'public' ? 'public' : 'api',
+    ...customFields(body),
+  };
+}
+
+export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCompany?: number | undefined }, slots: SlotChecks) {
+  const { db } = ctx;
+  const { storedAnswer, idempotent } = createIdempotency(ctx.clock);
+
+  /**
+   * A retry of a request that already succeeded is answered before the slot is checked again
+   * (the booking exists even if the request would no longer pass: lead time, archived records),
+   * but not before the caller's location scope: a narrowed user does not read it back.
+   */
+  async function replayOf(principal: Principal, keyed: KeyedRequest): Promise<NewSlotResult | null> {
+    if (!keyed.key) return null;
+    const replay = await storedAnswer(db, { ...keyed, key: keyed.key });
+    if (!replay) return null;
+    if (!visible(principal, { ...replay, createdVia: principal.kind === 'public' ? 'public' : 'api' })) throw notFound('Appointment not found');
+    return { appointment: replay, replayed: true };
+  }
+
+  async function takeNewSlot(kind: 'create' | 'hold', companyId: string, principal: Principal, request: NewSlotRequest): Promise<NewSlotResult> {
+    const now = ctx.clock();
+    const { query } = request;
+    const body = withQueryCustomer(query, request.body);
+    const keyed: KeyedRequest = { companyId, key: request.idempotencyKey, hash: requestHash({ kind, principal, query, body }) };
+    const earlier = await replayOf(principal, keyed);
+    if (earlier) return earlier;
+    const slot = await slots.prepareSlot(companyId, principal, {
+      target: { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' },
+      body,
+      checkLeadTime: true,
+      now,
+      customerIdLocation: request.body.CustomerId === undefined && query.CustomerId !== undefined ? 'query' : 'body',
+    });
+    const { prepared } = slot;
+    const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
+    const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
+    // Before any transaction or lock: a slot that committed appointments already fill is refused
+    // with one indexed read, so a crowd after a hot slot is turned away at once (issue 11).
+    // A retry of this very request may be what fills it: the first attempt committed after the
+    // replay check above (its answer was stored in the same transaction), so look once more.
+    if (await slots.committedFull(companyId, slot, now)) {
+      const replay = await replayOf(principal, keyed);
+      if (replay) return replay;
+      throw slotUnavailable();
+    }
+    let created: AppointmentRow | undefined;
+    const result = await bookingTransaction(db, async (trx) => {
+      created = undefined;
+      return idempotent(trx, keyed, async () => {
+        const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
+        const publicHold = kind === 'hold' && principal.kind === 'public' && ctx.publicHoldsPerCompany !== undefined;
+        const check = { companyId, customerId, now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
+        // Someone holds one of these locks: when what is committed already fills the slot, refuse
+        // now instead of queueing behind them only to be refused (the fast refusal of issue 11).
+        await repo.lock(
+          trx,
+          [
+            ...lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }),
+            // Public holds of a company are counted under a lock of their own, so the cap holds.
+            ...(publicHold ? [`${companyId}:public-holds`] : []),
+          ],
+          { whenContended: async () => void (await slots.checkSlot(trx, slot, check)) },
+        );
+        if (publicHold) await assertPublicHoldRoom(trx, companyId, ctx.publicHoldsPerCompany!, now);
+        const resourceIds = await slots.checkSlot(trx, slot, check);
+        const id = randomUUID();
+        await repo.insert(trx, newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents }), resourceIds);
+        created = (await repo.byId(trx, companyId, id))!;
+        if (kind === 'create') await emit(trx, created, ['NEW_APPOINTMENT']);
+        return toApi(created);
+      });
+    });
+    if (created) await touchChanged(ctx.touch, [created]);
+    return result;
+  }
+
+  return {
+    create: (companyId: string, principal: Principal, request: NewSlotRequest) => takeNewSlot('create', companyId, principal, request),
+    hold: (companyId: string, principal: Principal, request: NewSlotRequest) => takeNewSlot('hold', companyId, principal, request),
+  };
+}

@@ -1,0 +1,155 @@
+import type { Principal } from '../../platform/auth/principal.js';
+import { validationError } from '../../platform/errors.js';
+import type { Db } from '../../platform/database/index.js';
+import { assertOwned } from '../catalog/ownership.js';
+import { appointmentRepository as repo } from './repository.js';
+import type { AppointmentRow } from './repository.js';
+import { toApi } from './mapper.js';
+import { changeExisting, dailyLimitsKey, emit, lockKeys, readVisible, refuse } from './operation.js';
+import type { BookingContext } from './operation.js';
+import { customerExists, resolveCustomer } from './customers.js';
+import type { SlotChecks } from './slot.js';
+import type { BookRequest, ReserveRequest } from './schemas.js';
+
+/** The moves of States and transitions that keep the slot: reserve, book, confirm, cancel, delete. */
+
+/** Confirm of a booked appointment: sets confirmed, and APPOINTMENT_CONFIRMED only the first time. */
+async function confirmBooked(trx: Db, row: AppointmentRow) {
+  if (row.confirmed) return { result: toApi(row), changed: [] };
+  const confirmed = await repo.update(trx, row, { confirmed: true });
+  await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
+  return { result: toApi(confirmed), changed: [] };
+}
+
+/** A customer named for a hold that already has one is refused: change it with PUT instead. */
+function assertCustomerChoice(before: AppointmentRow, customer: BookRequest) {
+  if (before.customerId && customer.CustomerId && customer.CustomerId !== before.customerId) {
+    throw validationError('body', 'CustomerId', 'The appointment already has a customer; change it with PUT /v3/appointment/:id');
+  }
+  if (before.customerId && !customer.CustomerId && (customer.email || customer.name)) {
+    throw validationError('body', customer.email ? 'email' : 'name', 'The appointment already has a customer; contact details are taken only for a hold without one');
+  }
+}
+
+export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
+  const { db } = ctx;
+
+  /** IN → BK and RS → BK (book, and confirm of a reservation); confirm of a BK only sets confirmed. */
+  async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: BookRequest) {
+    const now = ctx.clock();
+    const before = await readVisible(db, principal, { companyId, id });
+    if (operation === 'confirm' && before.status === 'BK') {
+      // Confirm is idempotent: APPOINTMENT_CONFIRMED only the first time.
+      return changeExisting(ctx, {
+        companyId,
+        principal,
+        id,
+        keys: () => [],
+        work: async (trx, row) => {
+          refuse('confirm', row, now);
+          return confirmBooked(trx, row);
+        },
+      });
+    }
+    refuse(operation, before, now);
+    if (customer.CustomerId) await assertOwned(db, companyId, [{ table: 'customers', ids: [customer.CustomerId], location: 'body', path: 'CustomerId', single: true }]);
+    const slot = await slots.prepareStoredSlot(companyId, principal, before, now);
+    assertCustomerChoice(before, customer);
+    // A hold without a customer gets one here; it is found or created before the locks, so the
+    // customer's lock is taken with the others and their limits cannot be raced.
+    let newCustomerId: string | null = null;
+    // A booking page that names an existing customer's email proves nothing about the address:
+    // the customer's record stays as it is (findOrCreateCustomer never overwrites) and the
+    // appointment sends the customer no message (issue 12).
+    const unconfirmed = principal.kind === 'public' && !before.customerId && customer.email !== undefined && (await customerExists(db, companyId, customer.email));
+    return changeExisting(ctx, {
+      companyId,
+      principal,
+      id,
+      keys: (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
+      work: async (trx, row) => {
+        refuse(operation, row, now);
+        // Booked meanwhile by a concurrent call (refuse() above already turned book away): confirm
+        // stays idempotent.
+        if (row.status === 'BK') return confirmBooked(trx, row);
+        const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
+        const { allowPaddingOverflow, ignoreExternalEvents } = row;
+        await slots.checkSlot(trx, slot, { companyId, customerId, now, exclude: [row.id], countsAsActive: true, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
+        const fromReserved = row.status === 'RS';
+        const updated = await repo.update(trx, row, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}), ...(unconfirmed ? { customerUnconfirmed: true } : {}) });
+        // A reservation becomes a booking and is confirmed by the same call.
+        await emit(trx, updated, fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT']);
+        return { result: toApi(updated), changed: [updated] };
+      },
+      prelude: async (trx) => {
+        newCustomerId = before.customerId ? null : await resolveCustomer(trx, companyId, customer, true);
+        return newCustomerId ? lockKeys(companyId, { resources: [], customerId: newCustomerId }) : [];
+      },
+      known: before,
+    });
+  }
+
+  return {
+    /** IN → RS. allowPaddingOverflow and ignoreExternalEvents may be chosen again here, and are kept. */
+    async reserve(companyId: string, principal: Principal, id: string, body: ReserveRequest) {
+      const now = ctx.clock();
+      const before = await readVisible(db, principal, { companyId, id });
+      refuse('reserve', before, now);
+      const slot = await slots.prepareStoredSlot(companyId, principal, before, now);
+      return changeExisting(ctx, {
+        companyId,
+        principal,
+        id,
+        keys: (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
+        work: async (trx, row) => {
+          refuse('reserve', row, now);
+          const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
+          const ignoreExternalEvents = body.ignoreExternalEvents ?? row.ignoreExternalEvents;
+          await slots.checkSlot(trx, slot, { companyId, customerId: row.customerId, now, exclude: [row.id], countsAsActive: false, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
+          const updated = await repo.update(trx, row, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents });
+          return { result: toApi(updated), changed: [updated] };
+        },
+        known: before,
+      });
+    },
+
+    /** IN → BK, RS → BK; the slot and every limit are checked again. */
+    book: (companyId: string, principal: Principal, id: string, customer: BookRequest = {}) => moveToBooked(companyId, principal, id, 'book', customer),
+
+    /** Sets confirmed (RS → BK as book does); idempotent. */
+    confirm: (companyId: string, principal: Principal, id: string) => moveToBooked(companyId, principal, id, 'confirm', {}),
+
+    /** BK or RS → CN; the slot's cached availability is cleared. */
+    async cancel(companyId: string, principal: Principal, id: string) {
+      const now = ctx.clock();
+      return changeExisting(ctx, {
+        companyId,
+        principal,
+        id,
+        keys: (row) => lockKeys(companyId, { resources: row.resourceIds }),
+        work: async (trx, row) => {
+          refuse('cancel', row, now);
+          const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null });
+          await emit(trx, updated, ['APPOINTMENT_CANCELLED']);
+          return { result: toApi(updated), changed: [updated] };
+        },
+      });
+    },
+
+    /** Only IN can be deleted: a hold given up before checkout. */
+    async remove(companyId: string, principal: Principal, id: string): Promise<void> {
+      const now = ctx.clock();
+      await changeExisting(ctx, {
+        companyId,
+        principal,
+        id,
+        keys: (row) => lockKeys(companyId, { resources: row.resourceIds }),
+        work: async (trx, row) => {
+          refuse('delete', row, now);
+          await repo.delete(trx, companyId, id);
+          return { result: undefined, changed: [row] };
+        },
+      });
+    },
+  };
+}

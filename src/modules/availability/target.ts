@@ -1,0 +1,141 @@
+import type { Principal } from '../../platform/auth/principal.js';
+import type { Db } from '../../platform/database/index.js';
+import { ApiError, badRequest, fieldError, validationError } from '../../platform/errors.js';
+import type { ErrorLocation } from '../../platform/errors.js';
+import { assertOwned } from '../catalog/ownership.js';
+import type { IdReference } from '../catalog/ownership.js';
+import { locationScope } from '../catalog/scope.js';
+import type { AvailabilityRepository } from './repository.js';
+
+/**
+ * What a search and a booking are about, and the checks both make of it: the records are the
+ * company's, the caller may see the location, a public page sees only services shown online, the
+ * service is offered at the location, and named resources are linked to both. The availability
+ * search (service.ts) and booking (appointments/slot.ts) call these same functions.
+ */
+
+/** The reads loadTarget makes. */
+export type TargetReads = Pick<AvailabilityRepository, 'location' | 'service' | 'serviceOfferedAt' | 'bookableResources'>;
+
+export type LocationRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['location']>>>;
+export type ServiceRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['service']>>>;
+export type ResourceRow = Awaited<ReturnType<AvailabilityRepository['bookableResources']>>[number];
+
+/** A validated search (or booking): what it is about, and the dates it covers in the location's zone. */
+export interface PreparedSearch {
+  location: LocationRow;
+  service: ServiceRow;
+  resources: ResourceRow[];
+  zone: string;
+  endDate: string;
+  duration: number;
+}
+
+export interface TargetRequest {
+  LocationId: string;
+  ServiceId: string;
+  ResourceIds: string[];
+  CustomerId?: string | null | undefined;
+  /** Where the caller sent ResourceIds and CustomerId. */
+  location: ErrorLocation;
+  /** Where the caller sent CustomerId, when not where ResourceIds came (create and hold accept it in the query too). */
+  customerIdLocation?: ErrorLocation;
+  /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
+  missing?: () => Error;
+}
+
+/**
+ * The records a search or a booking is about, read in one round trip: the location, the service,
+ * whether the service is offered there, and the resources bookable for both. Ids that are not live
+ * records of the company are a 400 naming each (assertOwned's answer); ownership of the location and
+ * the service is asked only when a read came back empty, so a valid request reads each row once.
+ */
+export async function loadTarget(db: Db, repository: TargetReads, companyId: string, target: TargetRequest) {
+  const others: IdReference[] = [
+    { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
+    ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
+  ];
+  const [location, service, offered, bookable, othersRefused] = await Promise.all([
+    repository.location(companyId, target.LocationId),
+    repository.service(companyId, target.ServiceId),
+    repository.serviceOfferedAt(companyId, target.ServiceId, target.LocationId),
+    repository.bookableResources(companyId, target.LocationId, target.ServiceId),
+    assertOwned(db, companyId, others).then(
+      () => null,
+      (error: unknown) => error,
+    ),
+  ]);
+  if (location && service && othersRefused) throw othersRefused;
+  if (!location || !service) {
+    if (target.missing) throw target.missing();
+    await assertOwned(db, companyId, [
+      { table: 'locations', ids: [target.LocationId], location: 'query', path: 'LocationId', single: true },
+      { table: 'services', ids: [target.ServiceId], location: 'query', path: 'ServiceId', single: true },
+      ...others,
+    ]);
+    // Archived between the two reads.
+    throw badRequest('Unknown location or service');
+  }
+  return { location, service, offered, bookable };
+}
+
+/**
+ * Who may search or book here: the caller's location scope (403), a public booking page only a
+ * service shown online (which it sees exactly as an unknown id), and, when `requireOffered`, the
+ * service offered at the location (SERVICE-122). `principal` null: no scope to apply. `named`: the
+ * location id the scope is compared with and the service id a refusal names, as the caller has them.
+ */
+export function assertTargetOpen(
+  target: { location: LocationRow; service: ServiceRow; offered: boolean },
+  access: { principal: Principal | null; named: { locationId: string; serviceId: string }; onlineOnly: boolean; requireOffered: boolean },
+): void {
+  const scope = access.principal ? locationScope(access.principal) : null;
+  if (scope && !scope.has(access.named.locationId)) throw new ApiError(403, 'This location is outside your location access');
+  if (access.onlineOnly && !target.service.showOnline) {
+    const msg = `${access.named.serviceId} is not a service of this company`;
+    throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
+  }
+  if (access.requireOffered && !target.offered) throw serviceNotOfferedError(target.service.id, target.location.id);
+}
+
+/**
+ * The bookable resources the caller named, in the order they are bookable; every named one must be
+ * linked to the location and the service (AVAILABILITY-103, -104 at `ResourceIds.<index>`).
+ */
+export async function namedResources(
+  db: Db,
+  companyId: string,
+  target: { location: LocationRow; service: ServiceRow; bookable: ResourceRow[] },
+  named: string[],
+  location: ErrorLocation,
+): Promise<ResourceRow[]> {
+  const linked = new Set(target.bookable.map((r) => r.id));
+  const index = named.findIndex((id) => !linked.has(id));
+  if (index >= 0) {
+    const ids = { locationId: target.location.id, serviceId: target.service.id, resourceId: named[index]! };
+    throw await unlinkedResourceError(db, companyId, ids, location, `ResourceIds.${index}`);
+  }
+  return target.bookable.filter((r) => named.includes(r.id));
+}
+
+/**
+ * A named resource that cannot serve this search: AVAILABILITY-103 when it does not work at the
+ * location, AVAILABILITY-104 when it works there but does not provide the service.
+ */
+export async function unlinkedResourceError(db: Db, companyId: string, ids: { locationId: string; serviceId: string; resourceId: string }, location: ErrorLocation, path: string) {
+  const atLocation = await db
+    .selectFrom('resourceLocations')
+    .select('resourceId')
+    .where('companyId', '=', companyId)
+    .where('resourceId', '=', ids.resourceId)
+    .where('locationId', '=', ids.locationId)
+    .executeTakeFirst();
+  return atLocation
+    ? validationError(location, path, `Resource ${ids.resourceId} does not provide service ${ids.serviceId}`, 'AVAILABILITY-104')
+    : validationError(location, path, `Resource ${ids.resourceId} does not work at location ${ids.locationId}`, 'AVAILABILITY-103');
+}
+
+/** SERVICE-122: the service is not offered at the location. */
+export function serviceNotOfferedError(serviceId: string, locationId: string) {
+  return validationError('query', 'ServiceId', `Service ${serviceId} is not offered at location ${locationId}`, 'SERVICE-122');
+}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { Static, TOptional, TString } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import { Instant, LocalDate, Nullable, PageQueryFields, Uuid } from '../../platform/http/schemas.js';
 import { APPOINTMENT_STATUSES } from '../../domain/appointment-status.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
@@ -40,9 +40,7 @@ export const AppointmentSchema = Type.Object(
   { $id: 'Appointment' },
 );
 
-// catalog/fields.ts builds field1 to field10, each an optional string, as a plain record; named
-// here so that Static<> of the bodies carries them.
-const CustomFieldsIn = CustomFields() as Record<(typeof CUSTOM_FIELD_NAMES)[number], TOptional<TString>>;
+const CustomFieldsIn = CustomFields();
 
 const SlotFields = {
   Unavailability: Type.Object(

@@ -151,11 +151,6 @@ export function json<T = any>(response: LightMyRequestResponse): T {
 
 export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example.com`;
 
-// Until every test file sets up through test/helpers/world.ts.
-export type { Tenant } from './world.js';
-export const signup = (app: App, label = 'user') => createWorld(app).user(label);
-export const createTenant = (app: App, name?: string, body: Record<string, unknown> = {}): Promise<Tenant> => createWorld(app).tenant({ name, ...body });
-
 export async function createClientCredentials(app: App, tenant: Tenant) {
   const response = await app.inject({ method: 'POST', url: '/v3/clientId', headers: tenant.dashboard, payload: {} });
   if (response.statusCode !== 201) throw new Error(`client id creation failed: ${response.body}`);

@@ -10,12 +10,11 @@ import { assertInvalid, assertNotOwned, assertStatus, caller, created, machineHe
 import type { World } from './fixtures.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Block {
   id: string;

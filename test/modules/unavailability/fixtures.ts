@@ -41,9 +41,10 @@ export interface World {
   resource: string;
 }
 
-export function caller(context: TestContext) {
+/** Requests to the app of `context`, read when a request is sent (a file's context is made in its before hook). */
+export function caller(context: () => TestContext) {
   return (method: Method, url: string, headers: Record<string, string>, payload?: unknown) =>
-    context.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    context().app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 }
 
 export function created<T = Record<string, unknown>>(response: LightMyRequestResponse, status = 201): T {
@@ -77,7 +78,7 @@ export async function member(context: TestContext, world: World, role: 'Owner' |
   const user = await addMember(context, world.tenant, role);
   if (role === 'Resource' || scopedTo) {
     const change = role === 'Resource' ? { role, linkedResourceId: world.resource } : { locationAccessMode: 'LOCATIONS', allowedLocationIds: scopedTo };
-    const response = await caller(context)('POST', '/v3/users/adjustUsers', world.headers, { users: [{ id: user.userId, ...change }] });
+    const response = await caller(() => context)('POST', '/v3/users/adjustUsers', world.headers, { users: [{ id: user.userId, ...change }] });
     assert.equal(response.statusCode, 200, response.body);
   }
   return user.headers;

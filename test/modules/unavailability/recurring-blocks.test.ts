@@ -11,12 +11,11 @@ import type { World } from './fixtures.js';
 import { createUnavailabilityRepository } from '../../../src/modules/unavailability/repository.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Rule {
   id: string;

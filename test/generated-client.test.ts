@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { createClientCredentials, createTenant, createTestContext, json } from './helpers/app.js';
+import { createClientCredentials, createTestContext, json } from './helpers/app.js';
 import type { TestContext } from './helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -92,7 +92,7 @@ test('a client generated from /openapi.json type-checks and books a first appoin
   const check = spawnSync(process.execPath, [TSC, '-p', join(WORK, 'tsconfig.json')], { encoding: 'utf8', cwd: WORK });
   assert.equal(check.status, 0, `the generated client does not type-check:\n${check.stdout}${check.stderr}`);
 
-  const tenant = await createTenant(context.app);
+  const tenant = await context.world.tenant();
   const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
   const date = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
   const driver = (await import(pathToFileURL(join(WORK, 'driver.ts')).href)) as {

@@ -2,11 +2,9 @@
 // search of one day at a location open 09:00-17:00 every day, in UTC unless overridden.
 import type { AvailabilityInput, EngineService } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
+import { EVERY_DAY, weekly } from '../helpers/world.js';
 
-export const everyDay = (start: string, end: string): WeeklySchedule =>
-  Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [{ start, end }]]));
-
-export const NINE_TO_FIVE: WeeklySchedule = everyDay('09:00', '17:00');
+export const everyDay = (start: string, end: string): WeeklySchedule => weekly([{ start, end }]);
 
 export const engineService = (overrides: Partial<EngineService> = {}): EngineService => ({
   id: 'svc',
@@ -31,7 +29,7 @@ export const engineService = (overrides: Partial<EngineService> = {}): EngineSer
 export const engineInput = (overrides: Partial<AvailabilityInput> = {}): AvailabilityInput => ({
   now: Date.parse('2026-01-01T00:00:00Z'),
   timezoneName: 'UTC',
-  locationWeekly: NINE_TO_FIVE,
+  locationWeekly: EVERY_DAY,
   service: engineService(),
   resources: [{ id: 'r1', timezoneName: null, weeklyAvailability: null, bookingLimit: 0 }],
   startDate: '2026-03-02',

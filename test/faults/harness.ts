@@ -2,7 +2,6 @@
 // the Debian binaries are there, a bounded load of HTTP clients, and the checks every drill ends
 // with (nothing acknowledged lost, nothing oversold). Every wait here is bounded.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -13,13 +12,11 @@ import pg from 'pg';
 import { DateTime } from 'luxon';
 import { freePort, start, waitReady } from '../helpers/server.js';
 import { createDedicatedDatabase } from '../helpers/app.js';
+import { LONDON, createWorld } from '../helpers/world.js';
 import type { Running } from '../helpers/server.js';
 
 export { freePort, sleep };
 
-export const LONDON = 'Europe/London';
-const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
-export const EVERY_DAY = { mon: NINE_TO_FIVE, tue: NINE_TO_FIVE, wed: NINE_TO_FIVE, thu: NINE_TO_FIVE, fri: NINE_TO_FIVE, sat: NINE_TO_FIVE, sun: NINE_TO_FIVE };
 
 /** Instances under test: no rate limits (the drills measure faults, not budgets), warnings only. */
 export const DRILL_ENV = { NODE_ENV: 'test', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false', WORKER_ENABLED: 'false' };
@@ -203,32 +200,16 @@ export interface Shop {
   capacity: number;
 }
 
-async function created(base: string, path: string, headers: Record<string, string>, body: unknown) {
-  const answer = await call(base, 'POST', path, headers, body);
-  assert.equal(answer.status, 201, `${path}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
-
 /** A company with one location open every day 09:00-17:00, a 60-minute service and `resources` resources. */
 export async function shop(base: string, options: { capacity?: number; resources?: number; webhookUrl?: string } = {}): Promise<Shop> {
-  const email = `drill-${randomUUID()}@example.com`;
-  const password = 'correct horse battery staple';
-  await created(base, '/v3/auth/signup', {}, { email, password, name: 'Owner' });
-  const login = await call(base, 'POST', '/v3/auth/login', {}, { email, password });
-  const token = login.body.accessToken as string;
-  const company = await created(base, '/v3/company', { authorization: `Bearer ${token}` }, { name: `Drill ${randomUUID()}` });
-  const headers = { authorization: `Bearer ${token}`, 'x-api-key': company.apiKey as string };
-  const location = await created(base, '/v3/location', headers, { name: 'Main', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
+  const tenant = await createWorld(base).tenant();
   const capacity = options.capacity ?? 1;
-  const service = await created(base, '/v3/service', headers, { name: 'Consult', duration: 60, bookingsPerSlot: capacity, locationIds: [location.id] });
-  const resourceIds: string[] = [];
-  for (let i = 0; i < (options.resources ?? 1); i++) {
-    resourceIds.push((await created(base, '/v3/resource', headers, { name: `Room ${i}`, locationIds: [location.id], serviceIds: [service.id] })).id);
-  }
+  const { locationId, serviceId, resourceIds } = await tenant.bookable({ service: { bookingsPerSlot: capacity }, resources: options.resources ?? 1 });
   if (options.webhookUrl) {
-    await created(base, `/v3/webhook?locationId=${location.id}`, headers, { url: options.webhookUrl, triggers: ['NEW_APPOINTMENT'], active: true });
+    const answer = await call(base, 'POST', `/v3/webhook?locationId=${locationId}`, tenant.dashboard, { url: options.webhookUrl, triggers: ['NEW_APPOINTMENT'], active: true });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
   }
-  return { companyId: company.id, headers, locationId: location.id, serviceId: service.id, resourceIds, capacity };
+  return { companyId: tenant.companyId, headers: tenant.dashboard, locationId, serviceId, resourceIds, capacity };
 }
 
 /** The slot `index` of a long calendar: 8 hourly slots a day from 09:00, days from two weeks ahead. */

@@ -13,6 +13,8 @@ import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { migrate } from '../../src/platform/database/migrate.js';
 import type { Secrets } from '../../src/platform/secrets.js';
 import type { App } from '../../src/platform/http/types.js';
+import { createWorld } from './world.js';
+import type { Tenant, World } from './world.js';
 
 /** Fixed secrets, so tests can forge tokens (expired, wrong audience, other kinds) on purpose. */
 export const TEST_SECRETS: Secrets = {
@@ -26,6 +28,8 @@ export interface TestContext {
   database: DatabaseHandle;
   config: AppConfig;
   redis: Redis | undefined;
+  /** The fixture builder bound to `app` (test/helpers/world.ts). */
+  world: World;
   close(): Promise<void>;
 }
 
@@ -112,7 +116,8 @@ export const WIDE_ADDRESS_BUDGETS: Record<string, string> = {
   RATE_LIMIT_PUBLIC_BOOK_EMAIL: '100000/1m',
 };
 
-export async function createTestContext(env: Record<string, string> = {}, options: { dedicatedDatabase?: boolean } = {}): Promise<TestContext> {
+/** `sharedOwner`: every tenant of the file's world belongs to one user (see createWorld). */
+export async function createTestContext(env: Record<string, string> = {}, options: { dedicatedDatabase?: boolean; sharedOwner?: boolean } = {}): Promise<TestContext> {
   // A Redis shared by every test file (CI's second pass) must not mix their counters: each
   // context counts under a prefix of its own unless the test chooses one.
   const config = loadConfig({
@@ -130,6 +135,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
     database,
     config,
     redis,
+    world: createWorld(app, { sharedOwner: options.sharedOwner ?? false }),
     async close() {
       await app.close();
       await database.close();
@@ -144,48 +150,6 @@ export function json<T = any>(response: LightMyRequestResponse): T {
 }
 
 export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example.com`;
-
-export interface Tenant {
-  userId: string;
-  email: string;
-  password: string;
-  userToken: string;
-  companyId: string;
-  apiKey: string;
-  publicClientId: string;
-  /** Headers of the Owner as a dashboard user. */
-  dashboard: Record<string, string>;
-}
-
-export async function signup(app: App, label = 'user') {
-  const email = uniqueEmail(label);
-  const password = 'correct horse battery';
-  const created = await app.inject({ method: 'POST', url: '/v3/auth/signup', payload: { email, password, name: label } });
-  if (created.statusCode !== 201) throw new Error(`signup failed: ${created.body}`);
-  const login = await app.inject({ method: 'POST', url: '/v3/auth/login', payload: { email, password } });
-  if (login.statusCode !== 200) throw new Error(`login failed: ${login.body}`);
-  return { userId: json(created).id as string, email, password, userToken: json(login).accessToken as string };
-}
-
-/** A new user who owns a new company: every test that needs a tenant makes its own. */
-export async function createTenant(app: App, companyName = `Company ${randomUUID()}`, body: Record<string, unknown> = {}): Promise<Tenant> {
-  const user = await signup(app, 'owner');
-  const company = await app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${user.userToken}` },
-    payload: { name: companyName, ...body },
-  });
-  if (company.statusCode !== 201) throw new Error(`company creation failed: ${company.body}`);
-  const { id, apiKey, publicClientId } = json(company);
-  return {
-    ...user,
-    companyId: id,
-    apiKey,
-    publicClientId,
-    dashboard: { authorization: `Bearer ${user.userToken}`, 'x-api-key': apiKey },
-  };
-}
 
 export async function createClientCredentials(app: App, tenant: Tenant) {
   const response = await app.inject({ method: 'POST', url: '/v3/clientId', headers: tenant.dashboard, payload: {} });
@@ -210,7 +174,7 @@ export async function machineToken(app: App, tenant: Tenant, scope?: string): Pr
 
 /** Adds a user to a company with a role, through the database (the users routes come later). */
 export async function addMember(context: TestContext, tenant: Tenant, role: 'Owner' | 'Admin' | 'User' | 'Resource') {
-  const user = await signup(context.app, role.toLowerCase());
+  const user = await context.world.user(role.toLowerCase());
   await context.database.db.insertInto('companyUsers').values({ companyId: tenant.companyId, userId: user.userId, role }).execute();
   return { ...user, headers: { authorization: `Bearer ${user.userToken}`, 'x-api-key': tenant.apiKey } };
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import { createTenant, createTestContext, json } from '../helpers/app.js';
+import { createTestContext, json } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 
 let context: TestContext;
@@ -15,7 +15,7 @@ after(() => context.close());
 const MIGRATION = readFileSync(new URL('../../migrations/0008_address_fields.sql', import.meta.url), 'utf8');
 
 test('0008 rewrites stored line1/line2 addresses to addressLine1/addressLine2 with ISO codes in capitals', async () => {
-  const tenant = await createTenant(context.app);
+  const tenant = await context.world.tenant();
   const db = context.database.db;
   const old = randomUUID();
   const partial = randomUUID();

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createTenant, createTestContext, json } from '../helpers/app.js';
+import { createTestContext, json } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { mapSchemaErrors } from '../../src/platform/errors.js';
 
@@ -164,7 +164,7 @@ describe('schema failures', () => {
   });
 
   test('query parameters: limit over the maximum, zero and non-numeric are 400 at path limit, location query', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const limit of ['101', '0', 'abc', '-1', '2.5']) {
       const response = await call({
         method: 'GET',
@@ -181,7 +181,7 @@ describe('schema failures', () => {
   });
 
   test('a NUL character in a body or query string is 400 naming the field, never 500', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const inBody = await call({ method: 'POST', url: '/v3/customer', headers: tenant.dashboard, payload: { firstName: 'Nul', email: 'nul@example.com', notes: 'a\u0000b' } });
     assert.equal(errorBody(inBody, 400, 'Validation Error').errors[0]!.path, 'notes');
     const nested = await call({ method: 'POST', url: '/v3/location', headers: tenant.dashboard, payload: { name: 'N', timezoneName: 'UTC', address: { country: 'G\u0000' } } });
@@ -193,7 +193,7 @@ describe('schema failures', () => {
   });
 
   test('dates outside 1900 to 2999 are 400 at the date, never 500', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const id = '00000000-0000-4000-8000-000000000000';
     for (const url of [
       `/v3/availability?LocationId=${id}&ServiceId=${id}&startDate=9999-12-31`,
@@ -208,7 +208,7 @@ describe('schema failures', () => {
   });
 
   test('a page number too large for any offset is 400 at path page, never 500', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const url of ['/v3/locations?page=100000000000000000000', '/v3/customers?page=1000001', '/v3/clientIds?page=99999999999']) {
       const response = await call({ method: 'GET', url, headers: tenant.dashboard });
       const body = errorBody(response, 400, 'Validation Error');
@@ -218,14 +218,14 @@ describe('schema failures', () => {
   });
 
   test('a path parameter: DELETE /v3/clientId/not-a-uuid is 400 at path id, location params', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await call({ method: 'DELETE', url: '/v3/clientId/not-a-uuid', headers: tenant.dashboard });
     const entry = entryAt(validation(response), 'id');
     assert.equal(entry.location, 'params');
   });
 
   test('a nested body field uses dot notation', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await call({
       method: 'PUT',
       url: '/v3/company',
@@ -260,7 +260,7 @@ describe('failures the caller did not cause', () => {
   test('a 500 says nothing about internals and carries the request id; /readyz is then 503', async () => {
     const broken = await createTestContext();
     try {
-      const tenant = await createTenant(broken.app);
+      const tenant = await broken.world.tenant();
       await broken.database.close();
       const response = await call({ method: 'GET', url: '/v3/company', headers: tenant.dashboard }, broken.app);
       const body = errorBody(response, 500, 'Internal Server Error');

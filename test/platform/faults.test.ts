@@ -9,7 +9,8 @@ import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import { isDatabaseUnavailable, markFromDatabase } from '../../src/platform/database/errors.js';
 import { jsonNestingExceeds, textProblem } from '../../src/platform/validation.js';
-import { TEST_SECRETS, createTenant, createTestContext, json, openTestDatabase, signup } from '../helpers/app.js';
+import { TEST_SECRETS, createTestContext, json, openTestDatabase } from '../helpers/app.js';
+import { createWorld } from '../helpers/world.js';
 import type { TestContext } from '../helpers/app.js';
 import type { App } from '../../src/platform/http/types.js';
 import { dayAhead, setup, slot } from '../modules/appointments/fixtures.js';
@@ -69,7 +70,7 @@ describe('hostile input is a 400, cheaply', () => {
   });
 
   test('a lone surrogate in a location address is a 400 naming the field, not a 500', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({
       method: 'POST',
       url: '/v3/location',
@@ -86,14 +87,14 @@ describe('hostile input is a 400, cheaply', () => {
   });
 
   test('lone surrogates and noncharacters are refused in query strings too', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'GET', url: `/v3/customers?search=${encodeURIComponent('\ufffe')}`, headers: tenant.dashboard });
     assert.equal(response.statusCode, 400, response.body);
     assert.equal(json(response).errors[0].location, 'query');
   });
 
   test('a path id longer than 100 characters is the specification\'s 400, not Fastify\'s 414', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'GET', url: `/v3/location/${'a'.repeat(150)}`, headers: tenant.dashboard });
     assert.equal(response.statusCode, 400, response.body);
     const body = json(response);
@@ -169,7 +170,7 @@ describe('request text that is not what it claims', () => {
   });
 
   test('a path with broken percent-encoding is the specification\'s 400, not Fastify\'s body', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const url of ['/v3/location/%ED%BF%BF', '/v3/location/%E0%A4%A']) {
       const response = await context.app.inject({ method: 'GET', url, headers: tenant.dashboard });
       assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
@@ -188,7 +189,6 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
   let waiting: { app: App; close(): Promise<void> };
   let bounded: { app: App; close(): Promise<void> };
   let admin: pg.Client;
-  let owner: Awaited<ReturnType<typeof signup>>;
 
   before(async () => {
     // One dedicated database, so terminating "every backend" touches no other test file.
@@ -203,7 +203,6 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     bounded = { app: boundedApp, close: async () => { await boundedApp.close(); await impatient.close(); } };
     admin = new pg.Client({ connectionString: serverUrl.toString() });
     await admin.connect();
-    owner = await signup(waitingApp, 'owner');
   });
   after(async () => {
     await admin?.end();
@@ -212,9 +211,7 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
   });
 
   async function world(app: App): Promise<Setup> {
-    const tenant = await createTenant(app);
-    void owner;
-    return setup({ app } as TestContext, tenant);
+    return setup({ app } as TestContext, { tenant: await createWorld(app).tenant() });
   }
 
   const resourceKey = (s: Setup) => `${s.tenant.companyId}:resource:${s.resourceIds[0]}`;

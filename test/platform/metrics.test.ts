@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createMetrics } from '../../src/platform/metrics.js';
-import { TEST_SECRETS, createTenant, createTestContext, json, openTestDatabase } from '../helpers/app.js';
+import { TEST_SECRETS, createTestContext, json, openTestDatabase } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { dayAhead, setup, slot } from '../modules/appointments/fixtures.js';
 import type { Setup } from '../modules/appointments/fixtures.js';
@@ -47,7 +47,7 @@ before(async () => {
   // A database of its own on a server: the outbox figures are server-wide, and the dispatcher
   // pass below must not take other files' events.
   context = await createTestContext({}, { dedicatedDatabase: true });
-  world = await setup(context, await createTenant(context.app));
+  world = await setup(context);
 });
 after(() => context.close());
 

@@ -3,18 +3,18 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTenant, createTestContext, json } from '../helpers/app.js';
-import type { Tenant, TestContext } from '../helpers/app.js';
+import { createTestContext, json } from '../helpers/app.js';
+import type { TestContext } from '../helpers/app.js';
 import { JSON_AS_FORM_MESSAGE } from '../../src/platform/http/form-body.js';
+import type { TenantFixture } from '../helpers/world.js';
 
 let context: TestContext;
-let tenant: Tenant;
+let tenant: TenantFixture;
 let locationId: string;
 before(async () => {
   context = await createTestContext();
-  tenant = await createTenant(context.app);
-  const location = await context.app.inject({ method: 'POST', url: '/v3/location', headers: tenant.dashboard, payload: { name: 'Main', timezoneName: 'Europe/London' } });
-  locationId = json(location).id;
+  tenant = await context.world.tenant();
+  locationId = await tenant.location();
 });
 after(() => context.close());
 

@@ -5,10 +5,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTestContext, json, machineToken, signup } from '../helpers/app.js';
+import { addMember, createTestContext, json, machineToken } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { ConfigError, loadConfig } from '../../src/platform/config.js';
-import { dayAhead, newTenant, setup, slot } from '../modules/appointments/fixtures.js';
+import { dayAhead, setup, slot } from '../modules/appointments/fixtures.js';
 import type { Setup } from '../modules/appointments/fixtures.js';
 
 const ORIGIN = 'https://book.example.com';
@@ -68,8 +68,7 @@ describe('proxies (TRUST_PROXY)', () => {
 
 describe('public origins and CORS', () => {
   test('a preflight is answered with CORS only for an origin some company allows', async () => {
-    const owner = await signup(plain.app, 'cors');
-    const tenant = await newTenant(plain, owner);
+    const tenant = await plain.world.tenant();
     const allowed = await plain.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { allowedDomains: [`cors-${tenant.companyId}.example.com`] } });
     assert.equal(allowed.statusCode, 200, allowed.body);
     const preflight = (origin: string) =>
@@ -85,8 +84,7 @@ describe('public origins and CORS', () => {
   });
 
   test('http origins are accepted only with PUBLIC_ALLOW_HTTP_ORIGINS', async () => {
-    const owner = await signup(proxied.app, 'http');
-    const tenant = await newTenant(proxied, owner);
+    const tenant = await proxied.world.tenant();
     await proxied.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { allowedDomains: ['localhost:5173'] } });
     const response = await proxied.app.inject({ method: 'GET', url: '/v3/public/company', headers: { 'x-client-id': tenant.publicClientId, origin: 'http://localhost:5173' } });
     assert.equal(response.statusCode, 200, response.body);
@@ -124,11 +122,8 @@ describe('headers and /metrics', () => {
 
 describe('the public booking page (item 6 and the public items of 9)', () => {
   async function bookingPage(): Promise<Setup> {
-    const owner = await signup(proxied.app, 'page');
-    const tenant = await newTenant(proxied, owner);
-    const response = await proxied.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { allowedDomains: ['book.example.com'] } });
-    assert.equal(response.statusCode, 200, response.body);
-    return setup(proxied, tenant, { service: { showOnline: true } });
+    const tenant = await proxied.world.tenant({ allowedDomains: ['book.example.com'] });
+    return setup(proxied, { tenant, service: { showOnline: true } });
   }
   const from = (s: Setup, address: string) => ({ 'x-client-id': s.tenant.publicClientId, origin: ORIGIN, 'x-forwarded-for': address });
   const hold = (s: Setup, time: string, address: string, extra: Record<string, unknown> = {}) =>
@@ -214,8 +209,7 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
 
 describe('Idempotency-Key and templates (item 9)', () => {
   test('a key is bound to its caller: another caller of the company does not get the stored answer', async () => {
-    const owner = await signup(proxied.app, 'idem');
-    const s = await setup(proxied, await newTenant(proxied, owner));
+    const s = await setup(proxied);
     const machine = { authorization: `Bearer ${await machineToken(proxied.app, s.tenant)}` };
     const user = await addMember(proxied, s.tenant, 'User');
     const key = `key-${randomUUID()}`;
@@ -235,8 +229,7 @@ describe('Idempotency-Key and templates (item 9)', () => {
   });
 
   test('a replay checks the caller\'s location scope as it is now', async () => {
-    const owner = await signup(proxied.app, 'scope');
-    const s = await setup(proxied, await newTenant(proxied, owner));
+    const s = await setup(proxied);
     const user = await addMember(proxied, s.tenant, 'Admin');
     const key = `key-${randomUUID()}`;
     const create = () =>
@@ -247,7 +240,7 @@ describe('Idempotency-Key and templates (item 9)', () => {
         payload: { ResourceIds: [s.resourceIds[0]], CustomerId: s.customerId, ...slot(dayAhead(), '10:00') },
       });
     assert.equal((await create()).statusCode, 201);
-    const elsewhere = json(await proxied.app.inject({ method: 'POST', url: '/v3/location', headers: s.headers, payload: { name: 'Elsewhere', timezoneName: 'Europe/London' } })).id;
+    const elsewhere = await s.tenant.location({ name: 'Elsewhere' });
     await proxied.database.db
       .updateTable('companyUsers')
       .set({ locationAccessMode: 'LOCATIONS', allowedLocationIds: [elsewhere] })
@@ -259,8 +252,7 @@ describe('Idempotency-Key and templates (item 9)', () => {
   });
 
   test('a User limited to some locations cannot change company-wide templates; an unscoped User can', async () => {
-    const owner = await signup(plain.app, 'templates');
-    const s = await setup(plain, await newTenant(plain, owner));
+    const s = await setup(plain);
     const scoped = await addMember(plain, s.tenant, 'User');
     await plain.database.db
       .updateTable('companyUsers')

@@ -5,32 +5,25 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTestContext, json, machineToken, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
-import { EVERY_DAY, assertBadRequest, assertNotOpen, create, dayAhead, events, freeTimes, hold, newTenant, operate, post, request, setup, slot } from './fixtures.js';
+import { addMember, createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { EVERY_DAY } from '../../helpers/world.js';
+import { assertBadRequest, assertNotOpen, create, dayAhead, events, freeTimes, hold, operate, request, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
+import type { BookableOptions } from '../../helpers/world.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
 const ORIGIN = 'https://book.example.com';
 const INVALID_CLIENT_ID = 'Invalid Client ID';
 
-/** A new tenant whose public booking page lives at book.example.com. */
-async function publicTenant(): Promise<Tenant> {
-  const tenant = await newTenant(context, owner);
-  const response = await context.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { allowedDomains: ['book.example.com'] } });
-  assert.equal(response.statusCode, 200, response.body);
-  return tenant;
-}
-
-async function publicSetup(options: Parameters<typeof setup>[2] = {}): Promise<Setup> {
-  return setup(context, await publicTenant(), options);
+/** A new tenant whose public booking page lives at book.example.com, with its bookable catalog. */
+async function publicSetup(options: BookableOptions = {}): Promise<Setup> {
+  return setup(context, { tenant: await context.world.tenant({ allowedDomains: ['book.example.com'] }), ...options });
 }
 
 const publicHeaders = (s: Setup): Record<string, string> => ({ 'x-client-id': s.tenant.publicClientId, origin: ORIGIN });
@@ -123,10 +116,10 @@ async function expireHold(s: Setup, id: string) {
 
 /** A second location of the tenant, with its own service and resource: a Setup aimed at it. */
 async function secondSite(s: Setup): Promise<Setup> {
-  const location = await post(context, s.headers, '/v3/location', { name: 'Branch', timezoneName: s.zone, weeklyAvailability: EVERY_DAY });
-  const service = await post(context, s.headers, '/v3/service', { name: 'Branch consult', duration: 60, locationIds: [location.id] });
-  const resource = await post(context, s.headers, '/v3/resource', { name: 'Branch resource', locationIds: [location.id], serviceIds: [service.id] });
-  return { ...s, locationId: location.id, serviceId: service.id, resourceIds: [resource.id] };
+  const locationId = await s.tenant.location({ name: 'Branch', timezone: s.zone, hours: EVERY_DAY });
+  const serviceId = await s.tenant.service({ name: 'Branch consult', locationIds: [locationId] });
+  const resourceId = await s.tenant.resource({ name: 'Branch resource', locationIds: [locationId], serviceIds: [serviceId] });
+  return { ...s, locationId, serviceId, resourceIds: [resourceId] };
 }
 
 async function adjustUsers(s: Setup, users: Array<Record<string, unknown>>) {
@@ -352,7 +345,7 @@ describe('public booking: hold, then book with name, email and phone', () => {
 
 describe('machine tokens', () => {
   test('a read token cannot create, hold or change appointments (403) but can read them', async () => {
-    const s = await setup(context, await newTenant(context, owner));
+    const s = await setup(context);
     const date = dayAhead();
     const existing = await create(s, slot(date, '09:00'));
     const read = { authorization: `Bearer ${await machineToken(context.app, s.tenant, 'read')}` };
@@ -366,7 +359,7 @@ describe('machine tokens', () => {
   });
 
   test('a write token can create and read', async () => {
-    const s = await setup(context, await newTenant(context, owner));
+    const s = await setup(context);
     const date = dayAhead();
     const write = { authorization: `Bearer ${await machineToken(context.app, s.tenant, 'write')}` };
     const response = await request(s, 'create', slot(date, '10:00'), write);
@@ -387,7 +380,7 @@ describe('machine tokens', () => {
 
 describe('location scope', () => {
   test('a user limited to location A: 403 creating at B, 404 on B\'s appointments, lists show only A', async () => {
-    const a = await setup(context, await newTenant(context, owner));
+    const a = await setup(context);
     const b = await secondSite(a);
     const date = dayAhead();
     const atA = await create(a, slot(date, '10:00'));
@@ -432,7 +425,7 @@ describe('location scope', () => {
 
 describe('Resource role', () => {
   test('a Resource-role user linked to R1 books only R1 and sees only appointments with R1', async () => {
-    const s = await setup(context, await newTenant(context, owner), { resources: [{}, {}] });
+    const s = await setup(context, { resources: [{}, {}] });
     const [r1, r2] = s.resourceIds as [string, string];
     const date = dayAhead();
     const ownersOnR1 = await create(s, { ...slot(date, '09:00'), ResourceIds: [r1] });
@@ -469,8 +462,8 @@ describe('Resource role', () => {
 
 describe('tenant isolation', () => {
   test('another company\'s LocationId, ServiceId, ResourceIds or CustomerId in a create is 400 naming the value', async () => {
-    const s = await setup(context, await newTenant(context, owner));
-    const other = await setup(context, await newTenant(context, owner));
+    const s = await setup(context);
+    const other = await setup(context);
     const date = dayAhead();
     const cases: Array<{ label: string; target: Setup; body: Record<string, unknown>; path: string; value: string }> = [
       { label: 'LocationId', target: { ...s, locationId: other.locationId }, body: {}, path: 'LocationId', value: other.locationId },
@@ -491,8 +484,8 @@ describe('tenant isolation', () => {
   });
 
   test('another company\'s ids in book, update and reschedule bodies are 400 naming the value', async () => {
-    const s = await setup(context, await newTenant(context, owner));
-    const other = await setup(context, await newTenant(context, owner));
+    const s = await setup(context);
+    const other = await setup(context);
     const date = dayAhead();
     const held = await hold(s, { ...slot(date, '10:00'), CustomerId: undefined });
     const booked = await create(s, slot(date, '12:00'));
@@ -512,8 +505,8 @@ describe('tenant isolation', () => {
   });
 
   test('another company\'s appointment id in any path is 404 and leaves it unchanged', async () => {
-    const s = await setup(context, await newTenant(context, owner));
-    const other = await setup(context, await newTenant(context, owner));
+    const s = await setup(context);
+    const other = await setup(context);
     const date = dayAhead();
     const booked = await create(other, slot(date, '10:00'));
     const held = await hold(other, slot(date, '12:00'));

@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { start, waitReady } from '../../helpers/server.js';
 import type { Running } from '../../helpers/server.js';
-import { EVERY_DAY, LONDON, dayAhead, slot } from './fixtures.js';
+import { createWorld } from '../../helpers/world.js';
+import type { Fields } from '../../helpers/world.js';
+import { dayAhead, slot } from './fixtures.js';
 
 // No double booking across processes: two real server instances on one PostgreSQL database take
 // concurrent holds and bookings of one slot, and exactly the service's capacity of them wins.
@@ -52,12 +54,6 @@ async function call(server: number, method: string, path: string, headers: Recor
   return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers, server };
 }
 
-async function created(server: number, path: string, headers: Record<string, string>, body: unknown): Promise<{ id: string } & Record<string, unknown>> {
-  const answer = await call(server, 'POST', path, headers, body);
-  assert.equal(answer.status, 201, `${path}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
-
 interface Shop {
   companyId: string;
   headers: Record<string, string>;
@@ -66,23 +62,14 @@ interface Shop {
   resourceId: string;
 }
 
-/** Sign up, log in and create a company on instance 0, then a location, a service and a resource. */
-async function shop(service: Record<string, unknown>): Promise<Shop> {
-  const email = `concurrency-${randomUUID()}@example.com`;
-  const password = 'correct horse battery';
-  assert.equal((await call(0, 'POST', '/v3/auth/signup', {}, { email, password, name: 'Owner' })).status, 201);
-  const login = await call(0, 'POST', '/v3/auth/login', {}, { email, password });
-  assert.equal(login.status, 200, JSON.stringify(login.body));
-  const token = login.body.accessToken as string;
-  const company = await created(0, '/v3/company', { authorization: `Bearer ${token}` }, { name: `Company ${randomUUID()}` });
-  const headers = { authorization: `Bearer ${token}`, 'x-api-key': company.apiKey as string };
+/** A company made through instance 0, with a location, a service (with `service`'s fields) and a resource. */
+async function shop(service: Fields): Promise<Shop> {
+  const tenant = await createWorld(servers[0]!.base).tenant();
   // The token signed by instance 0 is accepted by instance 1: both use the same secrets.
-  const onOther = await call(1, 'GET', '/v3/company', headers);
+  const onOther = await call(1, 'GET', '/v3/company', tenant.dashboard);
   assert.equal(onOther.status, 200, `instance 1 must accept instance 0's token: ${JSON.stringify(onOther.body)}`);
-  const location = await created(0, '/v3/location', headers, { name: 'Main', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
-  const offered = await created(0, '/v3/service', headers, { name: 'Consult', duration: 60, locationIds: [location.id], ...service });
-  const resource = await created(0, '/v3/resource', headers, { name: 'Room', locationIds: [location.id], serviceIds: [offered.id] });
-  return { companyId: company.id, headers, locationId: location.id, serviceId: offered.id, resourceId: resource.id };
+  const { locationId, serviceId, resourceIds } = await tenant.bookable({ service });
+  return { companyId: tenant.companyId, headers: tenant.dashboard, locationId, serviceId, resourceId: resourceIds[0]! };
 }
 
 async function activeRows(s: Shop, startTime: string): Promise<number> {

@@ -1,17 +1,14 @@
-// Shared set-up for the appointment tests: a tenant with a location open every day 09:00-17:00,
-// a service offered there and resources that provide it, plus helpers to name slots and call the
-// appointment routes. Each test makes its own tenant, so tests share one database safely.
+// Shared by the appointment tests: a tenant's bookable catalog (test/helpers/world.ts) with the
+// context it lives in, helpers to name slots and call the appointment routes, and the assertions
+// on their error bodies. Each test makes its own tenant, so tests share one database safely.
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DateTime } from 'luxon';
 import { json } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
-import type { WeeklyAvailability } from '../../../src/platform/database/schema.js';
-
-export const LONDON = 'Europe/London';
-const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
-export const EVERY_DAY: WeeklyAvailability = { mon: NINE_TO_FIVE, tue: NINE_TO_FIVE, wed: NINE_TO_FIVE, thu: NINE_TO_FIVE, fri: NINE_TO_FIVE, sat: NINE_TO_FIVE, sun: NINE_TO_FIVE };
+import type { TestContext } from '../../helpers/app.js';
+import { LONDON } from '../../helpers/world.js';
+import type { Bookable, BookableOptions, TenantFixture } from '../../helpers/world.js';
 
 export interface FieldError {
   type: string;
@@ -46,15 +43,10 @@ export interface Appointment {
   [field: string]: unknown;
 }
 
-export interface Setup {
+export interface Setup extends Bookable {
   context: TestContext;
-  tenant: Tenant;
+  tenant: TenantFixture;
   headers: Record<string, string>;
-  locationId: string;
-  serviceId: string;
-  resourceIds: string[];
-  customerId: string;
-  zone: string;
 }
 
 /** A local date `daysAhead` days after the location's local today (default two weeks: always bookable). */
@@ -86,50 +78,18 @@ export function assertNotOpen(response: LightMyRequestResponse) {
   return body;
 }
 
-/** A new company owned by `owner` (signed up once per file: password hashing is slow). */
-export async function newTenant(context: TestContext, owner: { userToken: string } & Omit<Tenant, 'companyId' | 'apiKey' | 'publicClientId' | 'dashboard'>): Promise<Tenant> {
-  const response = await context.app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${owner.userToken}` },
-    payload: { name: `Company ${randomUUID()}` },
-  });
-  assert.equal(response.statusCode, 201, response.body);
-  const { id, apiKey, publicClientId } = json(response);
-  return { ...owner, companyId: id, apiKey, publicClientId, dashboard: { authorization: `Bearer ${owner.userToken}`, 'x-api-key': apiKey } };
-}
-
-export async function post(context: TestContext, headers: Record<string, string>, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await context.app.inject({ method: 'POST', url, headers, payload });
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
-
 /**
- * A tenant with one location (open every day 09:00-17:00 in `zone`), one service offered there
- * (60 minutes unless `service` says otherwise), `resources` resources providing it and one customer.
+ * A tenant (a new one of the context's world unless given) with one location open every day
+ * 09:00-17:00 in `zone`, one 60-minute service offered there, its resources and one customer.
  */
-export async function setup(
-  context: TestContext,
-  tenant: Tenant,
-  options: { zone?: string; location?: Record<string, unknown>; service?: Record<string, unknown>; resources?: Array<Record<string, unknown>> } = {},
-): Promise<Setup> {
-  const headers = tenant.dashboard;
-  const zone = options.zone ?? LONDON;
-  const location = await post(context, headers, '/v3/location', { name: 'Main', timezoneName: zone, weeklyAvailability: EVERY_DAY, ...options.location });
-  const service = await post(context, headers, '/v3/service', { name: 'Consult', duration: 60, locationIds: [location.id], ...options.service });
-  const resourceIds: string[] = [];
-  for (const [index, fields] of (options.resources ?? [{}]).entries()) {
-    const resource = await post(context, headers, '/v3/resource', { name: `Resource ${index}`, locationIds: [location.id], serviceIds: [service.id], ...fields });
-    resourceIds.push(resource.id);
-  }
-  const customer = await post(context, headers, '/v3/customer', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID()}@example.com` });
-  return { context, tenant, headers, locationId: location.id, serviceId: service.id, resourceIds, customerId: customer.id, zone };
+export async function setup(context: TestContext, options: BookableOptions & { tenant?: TenantFixture } = {}): Promise<Setup> {
+  const { tenant = await context.world.tenant(), ...shop } = options;
+  return { context, tenant, headers: tenant.dashboard, ...(await tenant.bookable(shop)) };
 }
 
 /** A second customer of the same tenant. */
-export async function newCustomer(s: Setup): Promise<string> {
-  return (await post(s.context, s.headers, '/v3/customer', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID()}@example.com` })).id;
+export function newCustomer(s: Setup): Promise<string> {
+  return s.tenant.customer({ firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID()}@example.com` });
 }
 
 /** POST /v3/appointment (kind 'create') or /v3/appointment/hold; the body defaults to the first resource and the customer. */
@@ -138,17 +98,8 @@ export function request(s: Setup, kind: 'create' | 'hold', body: Record<string, 
   return s.context.app.inject({ method: 'POST', url, headers, payload: { ResourceIds: [s.resourceIds[0]], CustomerId: s.customerId, ...body } });
 }
 
-export async function create(s: Setup, body: Record<string, unknown>): Promise<Appointment> {
-  const response = await request(s, 'create', body);
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
-
-export async function hold(s: Setup, body: Record<string, unknown>): Promise<Appointment> {
-  const response = await request(s, 'hold', body);
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
+export const create = (s: Setup, body: Record<string, unknown>) => s.tenant.book<Appointment>({ at: s, body });
+export const hold = (s: Setup, body: Record<string, unknown>) => s.tenant.book<Appointment>({ at: s, body, hold: true });
 
 /** PUT /v3/appointment/:id/<operation> (operation '' is the metadata update). */
 export function operate(s: Setup, id: string, operation: string, payload?: Record<string, unknown>, headers: Record<string, string> = s.headers) {

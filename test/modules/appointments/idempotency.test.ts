@@ -1,9 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertBadRequest, create, dayAhead, events, newTenant, operate, request, setup, slot } from './fixtures.js';
+import { assertBadRequest, create, dayAhead, events, operate, request, setup, slot } from './fixtures.js';
 import type { Setup } from './fixtures.js';
 
 // Idempotency-Key on POST /v3/appointment and /v3/appointment/hold: a retry gets the first 201
@@ -11,10 +11,8 @@ import type { Setup } from './fixtures.js';
 // and keys belong to one company.
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
@@ -39,7 +37,7 @@ async function keyRows(s: Setup): Promise<number> {
 }
 
 test('a retried create with the same key returns the first body with idempotent-replayed: true', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `retry-${randomUUID()}`;
   const body = slot(dayAhead(), '10:00');
   const first = await request(s, 'create', body, withKey(s, key));
@@ -59,7 +57,7 @@ test('a retried create with the same key returns the first body with idempotent-
 });
 
 test('the same key with a different request is a 400 naming the Idempotency-Key header', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `mismatch-${randomUUID()}`;
   const date = dayAhead();
   const first = await request(s, 'create', slot(date, '10:00'), withKey(s, key));
@@ -88,7 +86,7 @@ test('the same key with a different request is a 400 naming the Idempotency-Key 
 });
 
 test('a failed first attempt stores nothing: the corrected request with the same key succeeds', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const date = dayAhead();
   await create(s, slot(date, '10:00'));
   const key = `failed-first-${randomUUID()}`;
@@ -116,7 +114,7 @@ test('a failed first attempt stores nothing: the corrected request with the same
 });
 
 test('a failed attempt with a validation error also leaves the key free', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const date = dayAhead();
   const key = `invalid-first-${randomUUID()}`;
   // The end does not match the service's 60 minutes.
@@ -127,8 +125,8 @@ test('a failed attempt with a validation error also leaves the key free', async 
 });
 
 test('keys are per company: two companies may use the same key independently', async () => {
-  const a = await setup(context, await newTenant(context, owner));
-  const b = await setup(context, await newTenant(context, owner));
+  const a = await setup(context);
+  const b = await setup(context);
   const key = `shared-${randomUUID()}`;
   const date = dayAhead();
   const body = slot(date, '10:00');
@@ -161,7 +159,7 @@ test('keys are per company: two companies may use the same key independently', a
 });
 
 test('an Idempotency-Key on a hold replays the hold', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `hold-${randomUUID()}`;
   const body = slot(dayAhead(), '10:00');
   const first = await request(s, 'hold', body, withKey(s, key));
@@ -188,7 +186,7 @@ test('an Idempotency-Key on a hold replays the hold', async () => {
 });
 
 test('a hold without a customer can use a key', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `hold-anonymous-${randomUUID()}`;
   const url = `/v3/appointment/hold?LocationId=${s.locationId}&ServiceId=${s.serviceId}`;
   const payload = { ...slot(dayAhead(), '12:00'), ResourceIds: [s.resourceIds[0]] };
@@ -202,7 +200,7 @@ test('a hold without a customer can use a key', async () => {
 });
 
 test('the Idempotency-Key is 1 to 255 characters', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const date = dayAhead();
   const longest = 'k'.repeat(254) + randomUUID().slice(0, 1);
   const ok = await request(s, 'create', slot(date, '10:00'), withKey(s, longest));
@@ -213,7 +211,7 @@ test('the Idempotency-Key is 1 to 255 characters', async () => {
 });
 
 test('a retry within 24 hours replays the first answer even after the appointment was cancelled', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `after-cancel-${randomUUID()}`;
   const body = slot(dayAhead(), '10:00');
   const first = await request(s, 'create', body, withKey(s, key));
@@ -229,7 +227,7 @@ test('a retry within 24 hours replays the first answer even after the appointmen
 });
 
 test('a retry within 24 hours replays the first answer even after the service\'s rules changed', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const key = `after-rule-change-${randomUUID()}`;
   const body = slot(dayAhead(3), '10:00');
   const first = await request(s, 'create', body, withKey(s, key));

@@ -7,20 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertBadRequest, assertNotOpen, create, dayAhead, freeTimes, hold, newCustomer, newTenant, operate, post, request, setup, slot } from './fixtures.js';
+import { assertBadRequest, assertNotOpen, create, dayAhead, freeTimes, hold, newCustomer, operate, request, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
-
-const tenantSetup = async (options: Parameters<typeof setup>[2] = {}) => setup(context, await newTenant(context, owner), options);
 
 /** The appointment of a 200 answer. */
 function ok(response: LightMyRequestResponse): Appointment {
@@ -57,7 +53,7 @@ function forCustomer(customerId: string, date: string, time: string, resourceId?
 // bookingLimit: the customer's active appointments of the service (BK and unexpired IN).
 
 test('bookingLimit: a BK counts on create and hold; another customer is not limited; CN does not count', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 1 } });
+  const s = await setup(context, { service: { bookingLimit: 1 } });
   const date = dayAhead();
   const first = await create(s, slot(date, '10:00'));
   refused(await request(s, 'create', slot(date, '11:00')), 'BOOKING-113', 'CustomerId');
@@ -70,7 +66,7 @@ test('bookingLimit: a BK counts on create and hold; another customer is not limi
 });
 
 test('bookingLimit: an unexpired IN counts, an expired IN does not', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 1 } });
+  const s = await setup(context, { service: { bookingLimit: 1 } });
   const date = dayAhead();
   const held = await hold(s, slot(date, '10:00'));
   refused(await request(s, 'create', slot(date, '11:00')), 'BOOKING-113', 'CustomerId');
@@ -80,7 +76,7 @@ test('bookingLimit: an unexpired IN counts, an expired IN does not', async () =>
 });
 
 test('bookingLimit: RS does not count; reserve is not refused by it; booking the RS counts it again', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 1 } });
+  const s = await setup(context, { service: { bookingLimit: 1 } });
   const date = dayAhead();
   const held = await hold(s, slot(date, '10:00'));
   ok(await operate(s, held.id, 'reserve'));
@@ -94,7 +90,7 @@ test('bookingLimit: RS does not count; reserve is not refused by it; booking the
   assert.equal(ok(await operate(s, held.id, 'book', {})).status, 'BK');
 
   // Reserve does not count the new RS: with the limit lowered below what is active, a hold still reserves.
-  const t = await tenantSetup({ service: { bookingLimit: 2 } });
+  const t = await setup(context, { service: { bookingLimit: 2 } });
   const tBooked = await create(t, slot(date, '10:00'));
   const tHeld = await hold(t, slot(date, '11:00'));
   await updateService(t, { bookingLimit: 1 });
@@ -105,7 +101,7 @@ test('bookingLimit: RS does not count; reserve is not refused by it; booking the
 });
 
 test('bookingLimit on book of a hold: the other active appointments count, the hold itself does not', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 1 } });
+  const s = await setup(context, { service: { bookingLimit: 1 } });
   const date = dayAhead();
   const mine = await hold(s, slot(date, '10:00'));
   // Booking its own hold: allowed (it does not compete with itself).
@@ -117,7 +113,7 @@ test('bookingLimit on book of a hold: the other active appointments count, the h
 });
 
 test('bookingLimit on reschedule: the appointment itself does not count, other active ones do', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 2 } });
+  const s = await setup(context, { service: { bookingLimit: 2 } });
   const date = dayAhead();
   const first = await create(s, slot(date, '10:00'));
   const second = await create(s, slot(date, '11:00'));
@@ -130,7 +126,7 @@ test('bookingLimit on reschedule: the appointment itself does not count, other a
 });
 
 test('bookingLimit on the metadata update: giving an active appointment to a customer at the limit is refused', async () => {
-  const s = await tenantSetup({ service: { bookingLimit: 1 } });
+  const s = await setup(context, { service: { bookingLimit: 1 } });
   const date = dayAhead();
   await create(s, slot(date, '10:00'));
   const other = await newCustomer(s);
@@ -153,7 +149,7 @@ test('bookingLimit on the metadata update: giving an active appointment to a cus
 // maxBookingLimit: the customer's appointments of the service ever, RE not counted (CN counts).
 
 test('maxBookingLimit: refused on create and hold once reached; CN counts; another customer is not limited', async () => {
-  const s = await tenantSetup({ service: { maxBookingLimit: 2 } });
+  const s = await setup(context, { service: { maxBookingLimit: 2 } });
   const date = dayAhead();
   const first = await create(s, slot(date, '10:00'));
   await hold(s, slot(date, '11:00'));
@@ -166,7 +162,7 @@ test('maxBookingLimit: refused on create and hold once reached; CN counts; anoth
 });
 
 test('maxBookingLimit: RE does not count, so a rescheduled appointment leaves room for one more', async () => {
-  const s = await tenantSetup({ service: { maxBookingLimit: 2 } });
+  const s = await setup(context, { service: { maxBookingLimit: 2 } });
   const date = dayAhead();
   const first = await create(s, slot(date, '10:00'));
   // Rescheduling at the limit is allowed: the appointment does not count against itself.
@@ -179,7 +175,7 @@ test('maxBookingLimit: RE does not count, so a rescheduled appointment leaves ro
 });
 
 test('maxBookingLimit on reserve, book, reschedule and the metadata update', async () => {
-  const s = await tenantSetup({ service: { maxBookingLimit: 2 } });
+  const s = await setup(context, { service: { maxBookingLimit: 2 } });
   const date = dayAhead();
   const held = await hold(s, slot(date, '10:00'));
   const booked = await create(s, slot(date, '11:00'));
@@ -193,7 +189,7 @@ test('maxBookingLimit on reserve, book, reschedule and the metadata update', asy
   ok(await operate(s, held.id, 'book', {}));
 
   // book of an anonymous hold for a customer at the limit; allowed for another customer.
-  const t = await tenantSetup({ service: { maxBookingLimit: 1 } });
+  const t = await setup(context, { service: { maxBookingLimit: 1 } });
   await create(t, slot(date, '10:00'));
   const anonymous = await hold(t, { ...slot(date, '11:00'), CustomerId: undefined });
   refused(await operate(t, anonymous.id, 'book', { CustomerId: t.customerId }), 'BOOKING-113', 'CustomerId');
@@ -208,7 +204,7 @@ test('maxBookingLimit on reserve, book, reschedule and the metadata update', asy
 // maxResourceBookingLimit: per customer and resource, ever, RE not counted.
 
 test('maxResourceBookingLimit: refused on create and hold with that resource, allowed with another resource or customer', async () => {
-  const s = await tenantSetup({ service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
+  const s = await setup(context, { service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
   const [r0, r1] = s.resourceIds as [string, string];
   const date = dayAhead();
   const first = await create(s, forCustomer(s.customerId, date, '10:00', r0));
@@ -222,7 +218,7 @@ test('maxResourceBookingLimit: refused on create and hold with that resource, al
 });
 
 test('maxResourceBookingLimit: RE does not count; reschedule to a resource at the limit is refused', async () => {
-  const s = await tenantSetup({ service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
+  const s = await setup(context, { service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
   const [r0, r1] = s.resourceIds as [string, string];
   const date = dayAhead();
   const onR0 = await create(s, forCustomer(s.customerId, date, '10:00', r0));
@@ -238,7 +234,7 @@ test('maxResourceBookingLimit: RE does not count; reschedule to a resource at th
 });
 
 test('maxResourceBookingLimit on book and the metadata update', async () => {
-  const s = await tenantSetup({ service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
+  const s = await setup(context, { service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
   const [r0, r1] = s.resourceIds as [string, string];
   const date = dayAhead();
   await create(s, forCustomer(s.customerId, date, '10:00', r0));
@@ -255,7 +251,7 @@ test('maxResourceBookingLimit on book and the metadata update', async () => {
 // The resource's own bookingLimit: active appointments per customer with that resource.
 
 test('resource bookingLimit: active appointments with the resource count (BK, unexpired IN), RS, CN and expired IN do not', async () => {
-  const s = await tenantSetup({ resources: [{ bookingLimit: 1 }, {}] });
+  const s = await setup(context, { resources: [{ bookingLimit: 1 }, {}] });
   const [r0, r1] = s.resourceIds as [string, string];
   const resource = json(await context.app.inject({ method: 'GET', url: `/v3/resource/${r0}`, headers: s.headers }));
   assert.equal(resource.bookingLimit, 1);
@@ -284,7 +280,7 @@ test('resource bookingLimit: active appointments with the resource count (BK, un
 });
 
 test('resource bookingLimit on reschedule and the metadata update', async () => {
-  const s = await tenantSetup({ resources: [{ bookingLimit: 1 }, {}] });
+  const s = await setup(context, { resources: [{ bookingLimit: 1 }, {}] });
   const [r0, r1] = s.resourceIds as [string, string];
   const date = dayAhead();
   const onR0 = await create(s, forCustomer(s.customerId, date, '10:00', r0));
@@ -302,7 +298,7 @@ test('resource bookingLimit on reschedule and the metadata update', async () => 
 // Daily limits of the service: per local day, counting BK, RS and unexpired IN.
 
 test('dailyBookingLimitCount: BK, IN and RS count per day; the next is BOOKING-106 on create, hold and reschedule; CN and expired IN do not count', async () => {
-  const s = await tenantSetup({ service: { dailyBookingLimitCount: 3 } });
+  const s = await setup(context, { service: { dailyBookingLimitCount: 3 } });
   const date = dayAhead();
   const other = dayAhead(15);
   const booked = await create(s, slot(date, '09:00'));
@@ -324,7 +320,7 @@ test('dailyBookingLimitCount: BK, IN and RS count per day; the next is BOOKING-1
 });
 
 test('dailyBookingLimitMinutes: the day\'s remaining minutes must cover the duration (BOOKING-106)', async () => {
-  const s = await tenantSetup({
+  const s = await setup(context, {
     service: { duration: 60, durationSelect: true, durationMin: 30, durationMax: 60, durationInterval: 30, bookingInterval: 30, dailyBookingLimitMinutes: 150 },
   });
   const date = dayAhead();
@@ -342,7 +338,7 @@ test('dailyBookingLimitMinutes: the day\'s remaining minutes must cover the dura
 });
 
 test('booking a hold or a reservation checks the daily limit again: an exhausted day cannot be bypassed', async () => {
-  const s = await tenantSetup({ service: { dailyBookingLimitCount: 2 } });
+  const s = await setup(context, { service: { dailyBookingLimitCount: 2 } });
   const date = dayAhead();
   const second = dayAhead(15);
   const third = dayAhead(16);
@@ -373,7 +369,7 @@ test('booking a hold or a reservation checks the daily limit again: an exhausted
 // Capacity per slot.
 
 test('bookingsPerSlot 2: two appointments share a slot, the third is BOOKING-105', async () => {
-  const s = await tenantSetup({ service: { bookingsPerSlot: 2 } });
+  const s = await setup(context, { service: { bookingsPerSlot: 2 } });
   const date = dayAhead();
   const first = await create(s, slot(date, '10:00'));
   assert.ok((await freeTimes(s, date)).includes('10:00'), 'one unit is left');
@@ -395,7 +391,7 @@ test('bookingsPerSlot 2: two appointments share a slot, the third is BOOKING-105
 // Validation of the requested slot.
 
 test('duration rules: BOOKING-102, 140, 141 and 142, and the durations a durationSelect service allows', async () => {
-  const s = await tenantSetup({ service: { duration: 60, durationSelect: true, durationMin: 30, durationMax: 120, durationInterval: 30, bookingInterval: 30 } });
+  const s = await setup(context, { service: { duration: 60, durationSelect: true, durationMin: 30, durationMax: 120, durationInterval: 30, bookingInterval: 30 } });
   const date = dayAhead();
   const ninety = await create(s, slot(date, '10:00', 90));
   assert.equal(ninety.duration, 90);
@@ -416,7 +412,7 @@ test('duration rules: BOOKING-102, 140, 141 and 142, and the durations a duratio
   assert.equal(ok(await operate(s, ninety.id, 'reschedule', slot(date, '15:00', 60))).duration, 60);
 
   // Without durationSelect only the service's duration is allowed, overrideDuration or not.
-  const fixed = await tenantSetup();
+  const fixed = await setup(context);
   refused(await request(fixed, 'create', slot(date, '10:00', 30)), 'BOOKING-140', 'duration');
   refused(await request(fixed, 'hold', { ...slot(date, '10:00', 90), overrideDuration: true }), 'BOOKING-140', 'duration');
   const booked = await create(fixed, { ...slot(date, '10:00'), duration: 60 });
@@ -424,7 +420,7 @@ test('duration rules: BOOKING-102, 140, 141 and 142, and the durations a duratio
 });
 
 test('lead time: start in the past is BOOKING-103, inside bookInAdvance BOOKING-104, on create, hold and reschedule', async () => {
-  const s = await tenantSetup({ service: { bookInAdvance: 7 * 24 * 60 } });
+  const s = await setup(context, { service: { bookInAdvance: 7 * 24 * 60 } });
   const soon = dayAhead(3);
   const past = dayAhead(-2);
   for (const kind of ['create', 'hold'] as const) {
@@ -451,7 +447,7 @@ test('lead time: start in the past is BOOKING-103, inside bookInAdvance BOOKING-
 });
 
 test('book-ahead: a start beyond bookAheadValue days is BOOKING-100 on create, hold and reschedule', async () => {
-  const s = await tenantSetup({ service: { bookAheadUnit: 'days', bookAheadValue: 30 } });
+  const s = await setup(context, { service: { bookAheadUnit: 'days', bookAheadValue: 30 } });
   const far = dayAhead(90);
   for (const kind of ['create', 'hold'] as const) {
     refused(await request(s, kind, slot(far, '10:00')), 'BOOKING-100', 'Unavailability.startTime');
@@ -463,8 +459,8 @@ test('book-ahead: a start beyond bookAheadValue days is BOOKING-100 on create, h
 });
 
 test('ids of another company or unknown ids are 400 naming the value: LocationId, ServiceId, each ResourceIds entry, CustomerId', async () => {
-  const s = await tenantSetup();
-  const other = await tenantSetup();
+  const s = await setup(context);
+  const other = await setup(context);
   const date = dayAhead();
   const expectNamed = (response: LightMyRequestResponse, location: string, paths: string[], ids: string[]) => {
     const body = assertBadRequest(response);
@@ -517,23 +513,23 @@ test('ids of another company or unknown ids are 400 naming the value: LocationId
 });
 
 test('a resource not linked to the location and service is 400 at its ResourceIds index; a service not offered at the location is 400 ServiceId', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
-  const unlinked = await post(context, s.headers, '/v3/resource', { name: 'Elsewhere' });
-  const otherService = await post(context, s.headers, '/v3/service', { name: 'Not here', duration: 60 });
+  const unlinked = await s.tenant.resource({ name: 'Elsewhere' });
+  const otherService = await s.tenant.service({ name: 'Not here' });
   // Linked to the location but not to the service.
-  const wrongService = await post(context, s.headers, '/v3/resource', { name: 'Wrong service', locationIds: [s.locationId], serviceIds: [otherService.id] });
+  const wrongService = await s.tenant.resource({ name: 'Wrong service', locationIds: [s.locationId], serviceIds: [otherService] });
   for (const kind of ['create', 'hold'] as const) {
-    refused(await request(s, kind, { ...slot(date, '10:00'), ResourceIds: [unlinked.id] }), undefined, 'ResourceIds.0');
-    refused(await request(s, kind, { ...slot(date, '10:00'), ResourceIds: [s.resourceIds[0], wrongService.id] }), undefined, 'ResourceIds.1');
+    refused(await request(s, kind, { ...slot(date, '10:00'), ResourceIds: [unlinked] }), undefined, 'ResourceIds.0');
+    refused(await request(s, kind, { ...slot(date, '10:00'), ResourceIds: [s.resourceIds[0], wrongService] }), undefined, 'ResourceIds.1');
   }
   const booked = await create(s, slot(date, '10:00'));
-  refused(await operate(s, booked.id, 'reschedule', { ...slot(date, '12:00'), ResourceIds: [unlinked.id] }), undefined, 'ResourceIds.0');
+  refused(await operate(s, booked.id, 'reschedule', { ...slot(date, '12:00'), ResourceIds: [unlinked] }), undefined, 'ResourceIds.0');
   const notOffered = await context.app.inject({
     method: 'POST',
-    url: `/v3/appointment?LocationId=${s.locationId}&ServiceId=${otherService.id}`,
+    url: `/v3/appointment?LocationId=${s.locationId}&ServiceId=${otherService}`,
     headers: s.headers,
-    payload: { ...slot(date, '11:00'), ResourceIds: [wrongService.id], CustomerId: s.customerId },
+    payload: { ...slot(date, '11:00'), ResourceIds: [wrongService], CustomerId: s.customerId },
   });
   const body = assertBadRequest(notOffered);
   assert.equal(body.errors[0]?.path, 'ServiceId');
@@ -541,7 +537,7 @@ test('a resource not linked to the location and service is 400 at its ResourceId
 });
 
 test('round robin NONE needs ResourceIds (BOOKING-407)', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   for (const kind of ['create', 'hold'] as const) {
     refused(await request(s, kind, { ...slot(date, '10:00'), ResourceIds: undefined }), 'BOOKING-407', 'ResourceIds');
@@ -552,7 +548,7 @@ test('round robin NONE needs ResourceIds (BOOKING-407)', async () => {
 });
 
 test('the customer of a new booking: none is BOOKING-135; name without email 109, email without name 110; name and email find or create it once', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   refused(await request(s, 'create', { ...slot(date, '10:00'), CustomerId: undefined }), 'BOOKING-135');
   refused(await request(s, 'create', { ...slot(date, '10:00'), CustomerId: undefined, name: 'Mary Shelley' }), 'BOOKING-109');
@@ -582,7 +578,7 @@ test('the customer of a new booking: none is BOOKING-135; name without email 109
 });
 
 test('a start off the booking grid or outside the hours was never open (not BOOKING-105); on the grid is allowed', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   for (const kind of ['create', 'hold'] as const) {
     for (const time of ['10:30', '09:15', '16:30', '17:00', '08:00']) {

@@ -2,25 +2,22 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
-import { TEST_SECRETS, createTestContext, json, signup } from '../../helpers/app.js';
+import { TEST_SECRETS, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
+import { ALWAYS_OPEN } from '../../helpers/world.js';
 import { encodeCursor } from '../../../src/modules/appointments/cursor.js';
-import { assertBadRequest, create, dayAhead, hold, newCustomer, newTenant, operate, post, request, setup, slot } from './fixtures.js';
+import { assertBadRequest, create, dayAhead, hold, newCustomer, operate, request, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
 // GET /v3/appointments (pages with a total) and GET /v3/appointments/cursor (a signed keyset walk).
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
 const LOS_ANGELES = 'America/Los_Angeles';
-const ALL_DAY = [{ start: '00:00', end: '24:00' }];
-const ALWAYS_OPEN = { mon: ALL_DAY, tue: ALL_DAY, wed: ALL_DAY, thu: ALL_DAY, fri: ALL_DAY, sat: ALL_DAY, sun: ALL_DAY };
 const INVALID_CURSOR = 'Invalid or expired appointment cursor';
 
 interface ListPage {
@@ -113,13 +110,13 @@ async function insertBooked(s: Setup, starts: number[], batchSize = 500): Promis
  *   a4 L1 S1 R2 C1 RS  D 13:00 London          a8 L2 S2 R3 C1 BK  D 09:00 Los Angeles (D in UTC)
  */
 async function catalogue() {
-  const s = await setup(context, await newTenant(context, owner), { resources: [{}, {}] });
+  const s = await setup(context, { resources: [{}, {}] });
   const [r1, r2] = s.resourceIds as [string, string];
   const c1 = s.customerId;
   const c2 = await newCustomer(s);
-  const l2 = (await post(context, s.headers, '/v3/location', { name: 'West', timezoneName: LOS_ANGELES, weeklyAvailability: ALWAYS_OPEN })).id;
-  const s2 = (await post(context, s.headers, '/v3/service', { name: 'Short', duration: 30, locationIds: [s.locationId, l2] })).id;
-  const r3 = (await post(context, s.headers, '/v3/resource', { name: 'West room', locationIds: [s.locationId, l2], serviceIds: [s2] })).id;
+  const l2 = await s.tenant.location({ name: 'West', timezone: LOS_ANGELES, hours: ALWAYS_OPEN });
+  const s2 = await s.tenant.service({ name: 'Short', duration: 30, locationIds: [s.locationId, l2] });
+  const r3 = await s.tenant.resource({ name: 'West room', locationIds: [s.locationId, l2], serviceIds: [s2] });
   const west = { ...s, locationId: l2, serviceId: s2, resourceIds: [r3], zone: LOS_ANGELES };
 
   const d = dayAhead(14);
@@ -238,7 +235,7 @@ test('sort and order: startTime (default) or createdAt, asc (default) or desc, t
 });
 
 test('limit: 20 by default, at most 100; (page - 1) * limit at most 10,000', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const base = DateTime.fromISO(dayAhead(30), { zone: 'UTC' }).toMillis();
   await insertBooked(s, Array.from({ length: 130 }, (_, i) => base + i * 3_600_000));
 
@@ -269,8 +266,8 @@ test('limit: 20 by default, at most 100; (page - 1) * limit at most 10,000', asy
 });
 
 test('another company\'s ids as filters are a 400 naming the parameter; a company never sees another\'s appointments', async () => {
-  const mine = await setup(context, await newTenant(context, owner));
-  const theirs = await setup(context, await newTenant(context, owner));
+  const mine = await setup(context);
+  const theirs = await setup(context);
   const date = dayAhead();
   const myAppointment = await create(mine, slot(date, '10:00'));
   const theirAppointment = await create(theirs, slot(date, '10:00'));
@@ -308,7 +305,7 @@ test('another company\'s ids as filters are a 400 naming the parameter; a compan
 });
 
 test('cursor: unknown parameters on the first request, extra parameters on a continuation', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const date = dayAhead();
   for (const time of ['10:00', '11:00', '12:00']) await create(s, slot(date, time));
 
@@ -336,8 +333,8 @@ test('cursor: unknown parameters on the first request, extra parameters on a con
 });
 
 test('cursor: garbage, altered, expired and other companies\' cursors are "Invalid or expired appointment cursor"', async () => {
-  const s = await setup(context, await newTenant(context, owner));
-  const other = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
+  const other = await setup(context);
   const date = dayAhead();
   for (const time of ['10:00', '11:00', '12:00']) {
     await create(s, slot(date, time));
@@ -383,7 +380,7 @@ test('cursor: garbage, altered, expired and other companies\' cursors are "Inval
 });
 
 test('an invalid cursor is answered with the message "Invalid or expired appointment cursor", like the other cursor errors', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const error = assertBadRequest(await get(s, '/v3/appointments/cursor?cursor=garbage'));
   assert.equal(error.message, INVALID_CURSOR, JSON.stringify(error));
 });
@@ -422,7 +419,7 @@ test('cursor: a walk keeps its filters, sort and order, and matches the page lis
 });
 
 test('cursor: appointments that share a start time are walked by id, each once', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const start = DateTime.fromISO(dayAhead(40), { zone: 'UTC' }).toMillis();
   const inserted = await insertBooked(s, Array.from({ length: 30 }, () => start));
   for (const order of ['asc', 'desc']) {
@@ -433,7 +430,7 @@ test('cursor: appointments that share a start time are walked by id, each once',
 });
 
 test('cursor: a walk over 5,000 appointments with concurrent inserts skips none and repeats none', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const step = 15 * 60_000;
   const base = DateTime.fromISO(dayAhead(60), { zone: 'UTC' }).toMillis();
   const existing = await insertBooked(s, Array.from({ length: 5000 }, (_, i) => base + i * step));
@@ -478,7 +475,7 @@ test('cursor: a walk over 5,000 appointments with concurrent inserts skips none 
 test('cursor: a walk sorted by createdAt returns every appointment once', async () => {
   // created_at is stored with microseconds; a position kept in milliseconds must still move past
   // the last appointment returned.
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const date = dayAhead();
   const made: string[] = [];
   for (const time of ['09:00', '10:00', '11:00', '12:00', '13:00', '14:00']) made.push((await create(s, slot(date, time))).id);

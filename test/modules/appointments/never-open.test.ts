@@ -3,23 +3,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { LONDON, assertBadRequest, create, dayAhead, newTenant, post, request, setup, slot } from './fixtures.js';
+import { LONDON, WEEKDAYS_9_TO_17 } from '../../helpers/world.js';
+import { assertBadRequest, create, dayAhead, request, setup, slot } from './fixtures.js';
 import type { Setup } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
 /** Open 09:00-17:00 on weekdays only. */
 async function weekdaysOnly(): Promise<Setup> {
-  const hours = [{ start: '09:00', end: '17:00' }];
-  return setup(context, await newTenant(context, owner), { location: { weeklyAvailability: { mon: hours, tue: hours, wed: hours, thu: hours, fri: hours } } });
+  return setup(context, { hours: WEEKDAYS_9_TO_17 });
 }
 
 /** The next date at least a week ahead with this ISO weekday (1 Monday .. 7 Sunday). */
@@ -49,7 +47,8 @@ test('a closed day, a time outside the hours and a time off the grid are "not op
 test('a holiday: the booking names it, and availableDays says holiday with its name', async () => {
   const s = await weekdaysOnly();
   const date = next(3);
-  await post(context, s.headers, '/v3/unavailability/holiday', { LocationId: s.locationId, date, name: 'Founders Day' });
+  const holiday = await context.app.inject({ method: 'POST', url: '/v3/unavailability/holiday', headers: s.headers, payload: { LocationId: s.locationId, date, name: 'Founders Day' } });
+  assert.equal(holiday.statusCode, 201, holiday.body);
   const refused = assertBadRequest(await request(s, 'create', slot(date, '10:00')));
   assert.equal(refused.code, undefined);
   assert.match(refused.message, new RegExp(`not open for booking: ${date} is a holiday at this location \\(Founders Day\\)`));

@@ -5,20 +5,19 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
-import { createTestContext, signup } from '../../helpers/app.js';
+import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { EVERY_DAY, dayAhead, events, hold, newTenant, operate, post, setup, slot } from './fixtures.js';
+import { EVERY_DAY } from '../../helpers/world.js';
+import { dayAhead, events, hold, operate, setup, slot } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
 test('concurrent confirms and books of a reservation book it once: one NEW_APPOINTMENT, one APPOINTMENT_CONFIRMED', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   for (const time of ['09:00', '11:00', '13:00']) {
     const held = await hold(s, slot(dayAhead(), time));
     assert.equal((await operate(s, held.id, 'reserve', {})).statusCode, 200);
@@ -32,18 +31,18 @@ test('concurrent confirms and books of a reservation book it once: one NEW_APPOI
 });
 
 test('a daily limit holds across locations in different zones, even for concurrent bookings', async () => {
-  const headers = (await newTenant(context, owner)).dashboard;
-  const kiritimati = await post(context, headers, '/v3/location', { name: 'A', timezoneName: 'Pacific/Kiritimati', weeklyAvailability: EVERY_DAY });
-  const pagoPago = await post(context, headers, '/v3/location', { name: 'B', timezoneName: 'Pacific/Pago_Pago', weeklyAvailability: EVERY_DAY });
-  const service = await post(context, headers, '/v3/service', { name: 'S', duration: 60, locationIds: [kiritimati.id, pagoPago.id], dailyBookingLimitCount: 1 });
-  const resourceA = await post(context, headers, '/v3/resource', { name: 'rA', locationIds: [kiritimati.id], serviceIds: [service.id] });
-  const resourceB = await post(context, headers, '/v3/resource', { name: 'rB', locationIds: [pagoPago.id], serviceIds: [service.id] });
-  const customer = async () => (await post(context, headers, '/v3/customer', { firstName: 'C', email: `c-${randomUUID()}@example.com` })).id;
+  const tenant = await context.world.tenant();
+  const kiritimati = await tenant.location({ name: 'A', timezone: 'Pacific/Kiritimati', hours: EVERY_DAY });
+  const pagoPago = await tenant.location({ name: 'B', timezone: 'Pacific/Pago_Pago', hours: EVERY_DAY });
+  const service = await tenant.service({ name: 'S', locationIds: [kiritimati, pagoPago], dailyBookingLimitCount: 1 });
+  const resourceA = await tenant.resource({ name: 'rA', locationIds: [kiritimati], serviceIds: [service] });
+  const resourceB = await tenant.resource({ name: 'rB', locationIds: [pagoPago], serviceIds: [service] });
+  const customer = () => tenant.customer({ firstName: 'C', email: `c-${randomUUID()}@example.com` });
   const book = async (locationId: string, resourceId: string, start: DateTime) =>
     context.app.inject({
       method: 'POST',
-      url: `/v3/appointment?LocationId=${locationId}&ServiceId=${service.id}`,
-      headers,
+      url: `/v3/appointment?LocationId=${locationId}&ServiceId=${service}`,
+      headers: tenant.dashboard,
       payload: { ResourceIds: [resourceId], CustomerId: await customer(), Unavailability: { startTime: start.toISO(), endTime: start.plus({ minutes: 60 }).toISO() } },
     });
   for (let k = 0; k < 3; k++) {
@@ -52,7 +51,7 @@ test('a daily limit holds across locations in different zones, even for concurre
     const day = DateTime.now().setZone('Pacific/Kiritimati').startOf('day').plus({ days: 10 + k });
     const inA = DateTime.fromISO(`${day.toISODate()}T09:00`, { zone: 'Pacific/Kiritimati' });
     const inB = DateTime.fromISO(`${day.minus({ days: 1 }).toISODate()}T10:00`, { zone: 'Pacific/Pago_Pago' });
-    const answers = await Promise.all([book(kiritimati.id, resourceA.id, inA), book(pagoPago.id, resourceB.id, inB)]);
+    const answers = await Promise.all([book(kiritimati, resourceA, inA), book(pagoPago, resourceB, inB)]);
     const statuses = answers.map((a) => a.statusCode).sort();
     assert.deepEqual(statuses, [201, 400], answers.map((a) => a.body).join('\n'));
   }

@@ -2,20 +2,16 @@
 // the creation body on reschedule (a CustomerId there must be the appointment's own customer).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertBadRequest, create, dayAhead, newCustomer, newTenant, operate, setup, slot } from './fixtures.js';
+import { assertBadRequest, create, dayAhead, newCustomer, operate, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
-
-const tenantSetup = async () => setup(context, await newTenant(context, owner));
 
 function newSlot(s: Setup, kind: 'create' | 'hold', query: Record<string, string>, body: Record<string, unknown>) {
   const params = new URLSearchParams({ LocationId: s.locationId, ServiceId: s.serviceId, ...query });
@@ -23,7 +19,7 @@ function newSlot(s: Setup, kind: 'create' | 'hold', query: Record<string, string
 }
 
 test('CustomerId in the query of create and hold is the customer', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   for (const [kind, time] of [['create', '09:00'], ['hold', '10:00']] as const) {
     const response = await newSlot(s, kind, { CustomerId: s.customerId }, slot(date, time));
@@ -33,7 +29,7 @@ test('CustomerId in the query of create and hold is the customer', async () => {
 });
 
 test('CustomerId in both places: the same value is accepted, different values are a 400 at the query', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const other = await newCustomer(s);
   const date = dayAhead();
   const same = await newSlot(s, 'create', { CustomerId: s.customerId }, { ...slot(date, '09:00'), CustomerId: s.customerId });
@@ -43,15 +39,15 @@ test('CustomerId in both places: the same value is accepted, different values ar
 });
 
 test('another company\'s CustomerId in the query is a 400 at the query naming it', async () => {
-  const s = await tenantSetup();
-  const foreign = await tenantSetup();
+  const s = await setup(context);
+  const foreign = await setup(context);
   const body = assertBadRequest(await newSlot(s, 'hold', { CustomerId: foreign.customerId }, slot(dayAhead(), '09:00')));
   assert.deepEqual(body.errors.map((e) => [e.location, e.path]), [['query', 'CustomerId']]);
   assert.match(body.message, new RegExp(foreign.customerId));
 });
 
 test('reschedule takes the creation body: its own CustomerId, notes, custom fields and legacyId are accepted', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const booked = await create(s, slot(date, '09:00'));
   const response = await operate(s, booked.id, 'reschedule', {
@@ -73,7 +69,7 @@ test('reschedule takes the creation body: its own CustomerId, notes, custom fiel
 });
 
 test('reschedule with another customer\'s CustomerId is a 400 and changes nothing', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const other = await newCustomer(s);
   const date = dayAhead();
   const booked = await create(s, slot(date, '09:00'));

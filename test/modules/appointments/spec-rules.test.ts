@@ -8,20 +8,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DateTime } from 'luxon';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { EVERY_DAY, assertBadRequest, create, dayAhead, hold, newCustomer, newTenant, operate, post, request, setup, slot } from './fixtures.js';
+import { insertAppointment } from '../../helpers/rows.js';
+import { EVERY_DAY } from '../../helpers/world.js';
+import { assertBadRequest, create, dayAhead, hold, newCustomer, operate, request, setup, slot } from './fixtures.js';
 import type { Setup } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
-
-const tenantSetup = async (options: Parameters<typeof setup>[2] = {}) => setup(context, await newTenant(context, owner), options);
 
 const withKey = (s: Setup, key: string) => ({ ...s.headers, 'idempotency-key': key });
 
@@ -46,7 +44,7 @@ const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 // ---------------------------------------------------------------------------------------------
 
 test('a hold expires bookingTimerMinutes after now, with a non-default timer of 3 minutes', async () => {
-  const s = await tenantSetup({ location: { bookingTimerMinutes: 3 } });
+  const s = await setup(context, { location: { bookingTimerMinutes: 3 } });
   const location = json(await context.app.inject({ method: 'GET', url: `/v3/location/${s.locationId}`, headers: s.headers }));
   assert.equal(location.bookingTimerMinutes, 3);
 
@@ -63,7 +61,7 @@ test('a hold expires bookingTimerMinutes after now, with a non-default timer of 
 });
 
 test('idempotency keys are kept 24 hours: a key older than that is free for a different or the same request', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const db = context.database.db;
   const age = (key: string) =>
@@ -113,7 +111,7 @@ test('idempotency keys are kept 24 hours: a key older than that is free for a di
 });
 
 test('availability with CustomerId leaves out a resource at maxResourceBookingLimit; without it both resources appear', async () => {
-  const s = await tenantSetup({ service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
+  const s = await setup(context, { service: { maxResourceBookingLimit: 1 }, resources: [{}, {}] });
   const [a, b] = s.resourceIds as [string, string];
   const date = dayAhead();
   await create(s, { ...slot(date, '10:00'), ResourceIds: [a] });
@@ -142,7 +140,7 @@ test('availability with CustomerId leaves out a resource at maxResourceBookingLi
 });
 
 test('a weekly allocation scoped by service and resource sets the capacity: two holds fit a slot, the third is BOOKING-105', async () => {
-  const s = await tenantSetup({ service: { availabilityType: 'allocation' } });
+  const s = await setup(context, { service: { availabilityType: 'allocation' } });
   const date = dayAhead();
   const day = WEEKDAYS[DateTime.fromISO(date, { zone: 'UTC' }).weekday - 1]!;
   const url = `/v3/weeklyAllocation/setWeeklyAllocations?${new URLSearchParams({ LocationId: s.locationId, ServiceId: s.serviceId, ResourceId: s.resourceIds[0]! })}`;
@@ -170,7 +168,7 @@ test('a weekly allocation scoped by service and resource sets the capacity: two 
 });
 
 test('a location in US/Pacific-New (a zone alias ICU accepts and PostgreSQL may not) never answers 500', async () => {
-  const tenant = await newTenant(context, owner);
+  const tenant = await context.world.tenant();
   const headers = tenant.dashboard;
   const zone = 'US/Pacific-New';
   const created = await context.app.inject({
@@ -186,10 +184,9 @@ test('a location in US/Pacific-New (a zone alias ICU accepts and PostgreSQL may 
     return;
   }
   const locationId = json(created).id as string;
-  const service = await post(context, headers, '/v3/service', { name: 'Consult', duration: 60, locationIds: [locationId] });
-  const resource = await post(context, headers, '/v3/resource', { name: 'Resource', locationIds: [locationId], serviceIds: [service.id] });
-  const customer = await post(context, headers, '/v3/customer', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID()}@example.com` });
-  const s: Setup = { context, tenant, headers, locationId, serviceId: service.id, resourceIds: [resource.id], customerId: customer.id, zone };
+  const serviceId = await tenant.service({ locationIds: [locationId] });
+  const resourceId = await tenant.resource({ locationIds: [locationId], serviceIds: [serviceId] });
+  const s: Setup = { context, tenant, headers, locationId, serviceId, resourceIds: [resourceId], customerId: await tenant.customer(), zone };
   const date = dayAhead(14, zone);
 
   const notServerError = (response: LightMyRequestResponse, what: string) =>
@@ -203,13 +200,7 @@ test('a location in US/Pacific-New (a zone alias ICU accepts and PostgreSQL may 
   // Make sure an appointment exists on that day even if the create was refused, as a booking would.
   if (booked.statusCode !== 201) {
     const start = DateTime.fromISO(`${date}T10:00`, { zone });
-    const id = randomUUID();
-    const row = { companyId: tenant.companyId, startTime: start.toJSDate(), endTime: start.plus({ minutes: 60 }).toJSDate(), status: 'BK' as const, expiresAt: null };
-    await context.database.db
-      .insertInto('appointments')
-      .values({ ...row, id, locationId, serviceId: service.id, customerId: customer.id, duration: 60, padding: 0 })
-      .execute();
-    await context.database.db.insertInto('appointmentResources').values({ ...row, appointmentId: id, resourceId: resource.id }).execute();
+    await insertAppointment(context.database.db, { companyId: tenant.companyId, locationId, serviceId, resourceIds: [resourceId], start, customerId: s.customerId });
   }
 
   const search = await availability(s, { startDate: date });
@@ -219,7 +210,7 @@ test('a location in US/Pacific-New (a zone alias ICU accepts and PostgreSQL may 
   const at10 = DateTime.fromISO(`${date}T10:00`, { zone }).toUTC().toISO();
   assert.ok(!body.availableTimes.some((t) => t.startTime === at10), 'the booked time is not offered');
   // With the customer too (the per-customer limits read their bookings).
-  const forCustomer = await availability(s, { startDate: date, CustomerId: customer.id });
+  const forCustomer = await availability(s, { startDate: date, CustomerId: s.customerId });
   assert.equal(forCustomer.statusCode, 200, forCustomer.body);
 
   // A hold and another booking on the same day, once one exists: still 201 or 400, never 500.

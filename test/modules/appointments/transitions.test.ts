@@ -6,20 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertBadRequest, assertNotOpen, create, dayAhead, events, freeTimes, hold, newTenant, operate, request, setup, slot } from './fixtures.js';
+import { assertBadRequest, assertNotOpen, create, dayAhead, events, freeTimes, hold, operate, request, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
-
-const tenantSetup = async (options: Parameters<typeof setup>[2] = {}) => setup(context, await newTenant(context, owner), options);
 
 function getAppointment(s: Setup, id: string, headers: Record<string, string> = s.headers) {
   return s.context.app.inject({ method: 'GET', url: `/v3/appointment/${id}`, headers });
@@ -61,7 +57,7 @@ async function everyStatus(s: Setup, date: string) {
 }
 
 test('hold: a free slot becomes IN with an expiry and no event; a taken slot is BOOKING-105', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const before = Date.now();
   const held = await hold(s, slot(date, '10:00'));
@@ -87,7 +83,7 @@ test('hold: a free slot becomes IN with an expiry and no event; a taken slot is 
 });
 
 test('hold with a COMBINED service: every requested resource must be free, and the hold takes them all', async () => {
-  const s = await tenantSetup({ service: { roundRobin: 'COMBINED' }, resources: [{}, {}] });
+  const s = await setup(context, { service: { roundRobin: 'COMBINED' }, resources: [{}, {}] });
   const date = dayAhead();
   const both = [...s.resourceIds].sort();
   const combined = await hold(s, { ...slot(date, '10:00'), ResourceIds: s.resourceIds });
@@ -106,7 +102,7 @@ test('hold with a COMBINED service: every requested resource must be free, and t
 });
 
 test('reserve: IN becomes RS without expiry or event; RS, BK, CN and RE are BOOKING-117; an expired IN is BOOKING-111', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const held = await hold(s, slot(date, '15:00'));
   const reserved = ok(await operate(s, held.id, 'reserve'));
@@ -132,7 +128,7 @@ test('reserve: IN becomes RS without expiry or event; RS, BK, CN and RE are BOOK
 
 test('allowPaddingOverflow and ignoreExternalEvents chosen at hold or at reserve are kept after book', async () => {
   // 30 minutes of padding: the 16:00 slot's padding runs past 17:00, so it needs allowPaddingOverflow.
-  const s = await tenantSetup({ service: { padding: 30 } });
+  const s = await setup(context, { service: { padding: 30 } });
   const date = dayAhead();
   assertNotOpen(await request(s, 'hold', slot(date, '16:00')));
 
@@ -169,7 +165,7 @@ test('allowPaddingOverflow and ignoreExternalEvents chosen at hold or at reserve
 });
 
 test('book: IN becomes BK with NEW_APPOINTMENT; RS becomes BK, confirmed, with NEW_APPOINTMENT and APPOINTMENT_CONFIRMED', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const held = await hold(s, slot(date, '10:00'));
   const booked = ok(await operate(s, held.id, 'book', {}));
@@ -192,7 +188,7 @@ test('book: IN becomes BK with NEW_APPOINTMENT; RS becomes BK, confirmed, with N
 });
 
 test('book: a hold without a customer needs CustomerId or name and email (BOOKING-135), then gets that customer', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const anonymous = await hold(s, { ...slot(date, '10:00'), CustomerId: undefined });
   assertBadRequest(await operate(s, anonymous.id, 'book', {}), 'BOOKING-135');
@@ -209,7 +205,7 @@ test('book: a hold without a customer needs CustomerId or name and email (BOOKIN
 });
 
 test('book: BK, CN and RE are BOOKING-108; an expired IN is BOOKING-111', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const ids = await everyStatus(s, date);
   for (const status of ['BK', 'CN', 'RE'] as const) {
@@ -224,7 +220,7 @@ test('book: BK, CN and RE are BOOKING-108; an expired IN is BOOKING-111', async 
 });
 
 test('confirm: BK gets confirmed and APPOINTMENT_CONFIRMED once; RS is booked and confirmed; IN, CN and RE are BOOKING-406', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const booked = await create(s, slot(date, '15:00'));
   assert.equal(booked.confirmed, false);
@@ -252,7 +248,7 @@ test('confirm: BK gets confirmed and APPOINTMENT_CONFIRMED once; RS is booked an
 });
 
 test('cancel: BK and RS become CN with APPOINTMENT_CANCELLED and the slot is free again; IN, CN and RE are BOOKING-125', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const booked = await create(s, slot(date, '15:00'));
   const reservedHold = await hold(s, slot(date, '16:00'));
@@ -281,7 +277,7 @@ test('cancel: BK and RS become CN with APPOINTMENT_CANCELLED and the slot is fre
 });
 
 test('reschedule: BK becomes RE with a new BK linked both ways, with APPOINTMENT_RESCHEDULED and NEW_APPOINTMENT', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const booked = await create(s, { ...slot(date, '10:00'), notes: 'bring the file', field1: 'one' });
   const response = await operate(s, booked.id, 'reschedule', slot(date, '14:00'));
@@ -311,7 +307,7 @@ test('reschedule: BK becomes RE with a new BK linked both ways, with APPOINTMENT
 });
 
 test('reschedule: IN, RS, CN and RE are BOOKING-126; no Unavailability is BOOKING-139; a taken slot is BOOKING-105 and the original stays BK', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const ids = await everyStatus(s, date);
   const target = slot(dayAhead(15), '10:00');
@@ -336,7 +332,7 @@ test('reschedule: IN, RS, CN and RE are BOOKING-126; no Unavailability is BOOKIN
 });
 
 test('delete: IN is deleted (204) and its slot is free; BK, RS, CN and RE are BOOKING-132', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const held = await hold(s, slot(date, '15:00'));
   assert.ok(!(await freeTimes(s, date)).includes('15:00'));
@@ -359,7 +355,7 @@ test('delete: IN is deleted (204) and its slot is free; BK, RS, CN and RE are BO
 });
 
 test('metadata update: notes and custom fields are saved, by PUT and by PATCH, in any status', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const ids = await everyStatus(s, date);
   for (const status of ['IN', 'RS', 'BK', 'CN', 'RE'] as const) {
@@ -382,7 +378,7 @@ test('metadata update: notes and custom fields are saved, by PUT and by PATCH, i
 });
 
 test('GET of an unknown appointment is 404', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const response = await getAppointment(s, randomUUID());
   assert.equal(response.statusCode, 404, response.body);
   assert.equal(json(response).success, false);
@@ -394,8 +390,8 @@ test('GET of an unknown appointment is 404', async () => {
 });
 
 test('another company\'s appointment is 404 on GET, on every PUT, on PATCH and on DELETE, and stays unchanged', async () => {
-  const mine = await tenantSetup();
-  const theirs = await tenantSetup();
+  const mine = await setup(context);
+  const theirs = await setup(context);
   const date = dayAhead();
   const theirHold = await hold(theirs, slot(date, '10:00'));
   const theirBooking = await create(theirs, slot(date, '11:00'));
@@ -428,7 +424,7 @@ test('another company\'s appointment is 404 on GET, on every PUT, on PATCH and o
 });
 
 test('an expired hold gives its capacity back without any job: the same slot can be booked again', async () => {
-  const s = await tenantSetup();
+  const s = await setup(context);
   const date = dayAhead();
   const held = await hold(s, slot(date, '10:00'));
   assertBadRequest(await request(s, 'create', slot(date, '10:00')), 'BOOKING-105');

@@ -8,15 +8,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DateTime } from 'luxon';
-import { addMember, createTestContext, json, machineToken, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
-import type { AppointmentStatus, WeeklyAvailability } from '../../../src/platform/database/schema.js';
+import { addMember, createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { EVERY_DAY, LONDON, NINE_TO_FIVE } from '../../helpers/world.js';
+import type { AppointmentStatus } from '../../../src/platform/database/schema.js';
+import { insertAppointment, insertBlock } from '../../helpers/rows.js';
+import { setup } from '../appointments/fixtures.js';
+import type { Setup } from '../appointments/fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
@@ -44,10 +46,7 @@ interface FieldError {
   code?: string;
 }
 
-const LONDON = 'Europe/London';
 const NEW_YORK = 'America/New_York';
-const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
-const EVERY_DAY: WeeklyAvailability = { mon: NINE_TO_FIVE, tue: NINE_TO_FIVE, wed: NINE_TO_FIVE, thu: NINE_TO_FIVE, fri: NINE_TO_FIVE, sat: NINE_TO_FIVE, sun: NINE_TO_FIVE };
 const HOURS = ['09:00', '10:00', '11:00', '12:00', '13:00', '14:00', '15:00', '16:00'];
 
 /** A Wednesday at least two weeks after the location's local today, so every test day is ahead. */
@@ -73,63 +72,7 @@ function slotAt(body: Availability, date: string, time: string, zone = body.time
 
 // --- Catalog through the API ------------------------------------------------------------------
 
-/** A new company (tenant) for each test, owned by one user signed up once (password hashing is slow). */
-async function newTenant(): Promise<Tenant> {
-  const response = await context.app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${owner.userToken}` },
-    payload: { name: `Company ${randomUUID()}` },
-  });
-  assert.equal(response.statusCode, 201, response.body);
-  const { id, apiKey, publicClientId } = json(response);
-  return { ...owner, companyId: id, apiKey, publicClientId, dashboard: { authorization: `Bearer ${owner.userToken}`, 'x-api-key': apiKey } };
-}
-
-async function post(tenant: Tenant, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await context.app.inject({ method: 'POST', url, headers: tenant.dashboard, payload });
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
-async function put(tenant: Tenant, url: string, payload: Record<string, unknown>) {
-  const response = await context.app.inject({ method: 'PUT', url, headers: tenant.dashboard, payload });
-  assert.equal(response.statusCode, 200, response.body);
-  return json(response);
-}
-
-interface Setup {
-  tenant: Tenant;
-  locationId: string;
-  serviceId: string;
-  resourceIds: string[];
-  zone: string;
-}
-
-/** A tenant with one location, one service offered there and `resources` resources providing it. */
-async function setup(
-  options: {
-    zone?: string;
-    locationHours?: WeeklyAvailability | null;
-    service?: Record<string, unknown>;
-    resources?: Array<Record<string, unknown>>;
-    tenant?: Tenant;
-  } = {},
-): Promise<Setup> {
-  const tenant = options.tenant ?? (await newTenant());
-  const zone = options.zone ?? LONDON;
-  const location = await post(tenant, '/v3/location', {
-    name: 'Main',
-    timezoneName: zone,
-    weeklyAvailability: options.locationHours === undefined ? EVERY_DAY : options.locationHours,
-  });
-  const service = await post(tenant, '/v3/service', { name: 'Consult', duration: 60, locationIds: [location.id], ...options.service });
-  const resourceIds: string[] = [];
-  for (const [index, fields] of (options.resources ?? [{}]).entries()) {
-    const resource = await post(tenant, '/v3/resource', { name: `Resource ${index}`, locationIds: [location.id], serviceIds: [service.id], ...fields });
-    resourceIds.push(resource.id);
-  }
-  return { tenant, locationId: location.id, serviceId: service.id, resourceIds, zone };
-}
+// --- Catalog through the API (test/helpers/world.ts, by way of the appointment tests' setup) ----
 
 function search(s: Setup, query: Record<string, string | number | string[]>, headers: Record<string, string> = s.tenant.dashboard) {
   const params = new URLSearchParams();
@@ -162,69 +105,38 @@ function assertBadRequest(response: LightMyRequestResponse): { message: string; 
 
 /** A no-op service update: clears every cached search of the service. */
 async function touch(s: Setup) {
-  await put(s.tenant, `/v3/service/${s.serviceId}`, {});
+  const response = await context.app.inject({ method: 'PUT', url: `/v3/service/${s.serviceId}`, headers: s.tenant.dashboard, payload: {} });
+  assert.equal(response.statusCode, 200, response.body);
 }
 
-async function appointment(
+/** An appointment of the service on its first resource unless said otherwise; an IN hold expires in ten minutes. */
+function appointment(
   s: Setup,
   fields: { start: DateTime; minutes?: number; status?: AppointmentStatus; expiresAt?: Date | null; resourceIds?: string[]; customerId?: string; padding?: number; serviceId?: string },
 ): Promise<string> {
-  const id = randomUUID();
-  const startTime = fields.start.toJSDate();
-  const minutes = fields.minutes ?? 60;
-  const endTime = fields.start.plus({ minutes }).toJSDate();
   const status = fields.status ?? 'BK';
-  const expiresAt = fields.expiresAt ?? (status === 'IN' ? new Date(Date.now() + 10 * 60_000) : null);
-  const db = context.database.db;
-  await db
-    .insertInto('appointments')
-    .values({
-      companyId: s.tenant.companyId,
-      id,
-      locationId: s.locationId,
-      serviceId: fields.serviceId ?? s.serviceId,
-      customerId: fields.customerId ?? null,
-      status,
-      startTime,
-      endTime,
-      duration: minutes,
-      padding: fields.padding ?? 0,
-      expiresAt,
-    })
-    .execute();
-  for (const resourceId of fields.resourceIds ?? [s.resourceIds[0]!]) {
-    await db.insertInto('appointmentResources').values({ companyId: s.tenant.companyId, appointmentId: id, resourceId, startTime, endTime, status, expiresAt }).execute();
-  }
-  return id;
+  return insertAppointment(context.database.db, {
+    companyId: s.tenant.companyId,
+    locationId: s.locationId,
+    serviceId: s.serviceId,
+    resourceIds: [s.resourceIds[0]!],
+    ...fields,
+    expiresAt: fields.expiresAt ?? (status === 'IN' ? new Date(Date.now() + 10 * 60_000) : null),
+  });
 }
 
-async function block(s: Setup, scope: { locationId?: string; resourceId?: string; serviceId?: string }, start: DateTime, minutes = 60) {
-  await context.database.db
-    .insertInto('blocks')
-    .values({
-      companyId: s.tenant.companyId,
-      id: randomUUID(),
-      locationId: scope.locationId ?? null,
-      resourceId: scope.resourceId ?? null,
-      serviceId: scope.serviceId ?? null,
-      startTime: start.toJSDate(),
-      endTime: start.plus({ minutes }).toJSDate(),
-      reason: 'test',
-    })
-    .execute();
-}
+const block = (s: Setup, scope: { locationId?: string; resourceId?: string; serviceId?: string }, start: DateTime, minutes?: number) =>
+  insertBlock(context.database.db, s.tenant.companyId, scope, start, minutes);
 
-async function customer(s: Setup): Promise<string> {
-  return (await post(s.tenant, '/v3/customer', { firstName: 'Ada', email: `ada-${randomUUID()}@example.com` })).id;
-}
+const customer = (s: Setup) => s.tenant.customer({ firstName: 'Ada' });
 
 // --- Tests ---------------------------------------------------------------------------------------
 
 describe('open windows', { concurrency: true }, () => {
   test('slots start every duration from the intersection of the location, service and resource schedules', async () => {
     const date = wednesday();
-    const s = await setup({
-      locationHours: { ...EVERY_DAY, wed: [{ start: '08:00', end: '18:00' }] },
+    const s = await setup(context, {
+      hours: { ...EVERY_DAY, wed: [{ start: '08:00', end: '18:00' }] },
       service: { weeklyAvailability: { wed: [{ start: '09:00', end: '15:00' }], thu: NINE_TO_FIVE } },
       resources: [{ weeklyAvailability: { wed: [{ start: '10:00', end: '12:00' }, { start: '13:00', end: '20:00' }] } }],
     });
@@ -246,7 +158,7 @@ describe('open windows', { concurrency: true }, () => {
   test('a resource schedule in its own time zone is read in that zone', async () => {
     const date = wednesday();
     // 04:00-07:00 in New York is 09:00-12:00 in London on any day both zones agree on the gap (4 or 5 hours).
-    const s = await setup({ resources: [{ timezoneName: NEW_YORK, weeklyAvailability: { wed: [{ start: '05:00', end: '07:00' }] } }] });
+    const s = await setup(context, { resources: [{ timezoneName: NEW_YORK, weeklyAvailability: { wed: [{ start: '05:00', end: '07:00' }] } }] });
     const body = await available(s, { startDate: date });
     const expected = [at(date, '05:00', NEW_YORK), at(date, '06:00', NEW_YORK)].map((t) => t.setZone(LONDON).toFormat('HH:mm'));
     assert.deepEqual(localTimes(body, date), expected);
@@ -254,7 +166,7 @@ describe('open windows', { concurrency: true }, () => {
 
   test('bookingInterval spaces slot starts; a slot must fit in the window', async () => {
     const date = wednesday();
-    const s = await setup({ locationHours: { wed: [{ start: '09:00', end: '11:00' }] }, service: { bookingInterval: 30 } });
+    const s = await setup(context, { hours: { wed: [{ start: '09:00', end: '11:00' }] }, service: { bookingInterval: 30 } });
     const body = await available(s, { startDate: date });
     assert.deepEqual(localTimes(body, date), ['09:00', '09:30', '10:00']);
   });
@@ -263,19 +175,19 @@ describe('open windows', { concurrency: true }, () => {
 describe('time that is taken away', { concurrency: true }, () => {
   test('a location block, a resource block and a service block remove their slots; another service\'s block does not', async () => {
     const date = wednesday();
-    const s = await setup();
-    const other = await post(s.tenant, '/v3/service', { name: 'Other', duration: 60, locationIds: [s.locationId] });
+    const s = await setup(context);
+    const other = await s.tenant.service({ name: 'Other', locationIds: [s.locationId] });
     await block(s, { locationId: s.locationId }, at(date, '09:00'));
     await block(s, { resourceId: s.resourceIds[0]! }, at(date, '11:00'));
     await block(s, { serviceId: s.serviceId }, at(date, '13:30'), 30);
-    await block(s, { serviceId: other.id }, at(date, '15:00'));
+    await block(s, { serviceId: other }, at(date, '15:00'));
     const body = await available(s, { startDate: date });
     assert.deepEqual(localTimes(body, date), ['10:00', '12:00', '14:00', '15:00', '16:00']);
   });
 
   test('a resource block takes only that resource away', async () => {
     const date = wednesday();
-    const s = await setup({ resources: [{}, {}] });
+    const s = await setup(context, { resources: [{}, {}] });
     const [first, second] = s.resourceIds as [string, string];
     await block(s, { resourceId: first }, at(date, '10:00'));
     const body = await available(s, { startDate: date, roundRobin: 'NONE' });
@@ -287,7 +199,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('a recurring block in another zone than the location removes the slot at its own wall-clock time', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     await context.database.db
       .insertInto('recurringBlocks')
       .values({
@@ -312,7 +224,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('a resource-scoped recurring block closes that resource only', async () => {
     const date = wednesday();
-    const s = await setup({ resources: [{}, {}] });
+    const s = await setup(context, { resources: [{}, {}] });
     const [first, second] = s.resourceIds as [string, string];
     await context.database.db
       .insertInto('recurringBlocks')
@@ -335,7 +247,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('a holiday closes the whole local day of the location', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     await context.database.db.insertInto('holidays').values({ companyId: s.tenant.companyId, id: randomUUID(), locationId: s.locationId, date, name: 'Closed' }).execute();
     const body = await available(s, { startDate: date, endDate: plusDays(date, 1) });
     assert.deepEqual(localTimes(body, date), []);
@@ -346,7 +258,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('BK, RS and an unexpired IN hold take their slot; an expired IN hold, CN and RE do not', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     await appointment(s, { start: at(date, '09:00'), status: 'BK' });
     await appointment(s, { start: at(date, '10:00'), status: 'IN', expiresAt: new Date(Date.now() + 30 * 60_000) });
     await appointment(s, { start: at(date, '11:00'), status: 'IN', expiresAt: new Date(Date.now() - 60_000) });
@@ -359,26 +271,26 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('an appointment of another service on the same resource takes the slot too', async () => {
     const date = wednesday();
-    const s = await setup();
-    const other = await post(s.tenant, '/v3/service', { name: 'Other', duration: 30, locationIds: [s.locationId] });
-    await appointment(s, { start: at(date, '10:30'), minutes: 30, serviceId: other.id });
+    const s = await setup(context);
+    const other = await s.tenant.service({ name: 'Other', duration: 30, locationIds: [s.locationId] });
+    await appointment(s, { start: at(date, '10:30'), minutes: 30, serviceId: other });
     const body = await available(s, { startDate: date });
     assert.deepEqual(localTimes(body, date), HOURS.filter((h) => h !== '10:00'));
   });
 
   test('an appointment of the resource at another location takes the slot too', async () => {
     const date = wednesday();
-    const s = await setup();
-    const branch = await post(s.tenant, '/v3/location', { name: 'Branch', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
+    const s = await setup(context);
+    const branch = await s.tenant.location({ name: 'Branch', hours: EVERY_DAY });
     await context.database.db
       .insertInto('resourceLocations')
-      .values({ companyId: s.tenant.companyId, resourceId: s.resourceIds[0]!, locationId: branch.id })
+      .values({ companyId: s.tenant.companyId, resourceId: s.resourceIds[0]!, locationId: branch })
       .execute();
     const id = randomUUID();
     const start = at(date, '15:00');
     await context.database.db
       .insertInto('appointments')
-      .values({ companyId: s.tenant.companyId, id, locationId: branch.id, serviceId: s.serviceId, status: 'BK', startTime: start.toJSDate(), endTime: start.plus({ hours: 1 }).toJSDate(), duration: 60, expiresAt: null })
+      .values({ companyId: s.tenant.companyId, id, locationId: branch, serviceId: s.serviceId, status: 'BK', startTime: start.toJSDate(), endTime: start.plus({ hours: 1 }).toJSDate(), duration: 60, expiresAt: null })
       .execute();
     await context.database.db
       .insertInto('appointmentResources')
@@ -390,7 +302,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 
   test('padding after an appointment keeps the following time busy', async () => {
     const date = wednesday();
-    const s = await setup({ service: { padding: 30, bookingInterval: 30 } });
+    const s = await setup(context, { service: { padding: 30, bookingInterval: 30 } });
     await appointment(s, { start: at(date, '12:00'), padding: 30 });
     const body = await available(s, { startDate: date });
     // A new slot occupies its hour plus 30 minutes; the appointment occupies 12:00-13:30.
@@ -401,7 +313,7 @@ describe('time that is taken away', { concurrency: true }, () => {
 describe('capacity and limits', { concurrency: true }, () => {
   test('bookingsPerSlot 2 with one booking at a slot leaves remaining 1 there', async () => {
     const date = wednesday();
-    const s = await setup({ service: { bookingsPerSlot: 2 } });
+    const s = await setup(context, { service: { bookingsPerSlot: 2 } });
     await appointment(s, { start: at(date, '10:00') });
     const body = await available(s, { startDate: date });
     assert.deepEqual(localTimes(body, date), HOURS);
@@ -417,7 +329,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 
   test('bookingsPerSlot is shared only at exactly the same start and end', async () => {
     const date = wednesday();
-    const s = await setup({ service: { bookingsPerSlot: 2, bookingInterval: 30 } });
+    const s = await setup(context, { service: { bookingsPerSlot: 2, bookingInterval: 30 } });
     await appointment(s, { start: at(date, '10:00') });
     const body = await available(s, { startDate: date });
     assert.equal(slotAt(body, date, '10:00')?.remaining, 1);
@@ -427,7 +339,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 
   test('dailyBookingLimitCount reached hides the day with a reason; other days stay', async () => {
     const date = wednesday();
-    const s = await setup({ service: { dailyBookingLimitCount: 1 }, resources: [{}, {}] });
+    const s = await setup(context, { service: { dailyBookingLimitCount: 1 }, resources: [{}, {}] });
     await appointment(s, { start: at(date, '09:00') });
     const body = await available(s, { startDate: date, endDate: plusDays(date, 1) });
     assert.deepEqual(localTimes(body, date), []);
@@ -439,7 +351,7 @@ describe('capacity and limits', { concurrency: true }, () => {
   test('dailyBookingLimitMinutes hides a day once fewer minutes than the duration remain', async () => {
     const date = wednesday();
     const thursday = plusDays(date, 1);
-    const s = await setup({ service: { dailyBookingLimitMinutes: 120 }, resources: [{}, {}] });
+    const s = await setup(context, { service: { dailyBookingLimitMinutes: 120 }, resources: [{}, {}] });
     await appointment(s, { start: at(date, '09:00') });
     await appointment(s, { start: at(thursday, '09:00') });
     await appointment(s, { start: at(thursday, '10:00') });
@@ -453,7 +365,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 
   test('per-customer bookingLimit closes every slot once the customer is known; RS does not count', async () => {
     const date = wednesday();
-    const s = await setup({ service: { bookingLimit: 1 } });
+    const s = await setup(context, { service: { bookingLimit: 1 } });
     const busy = await customer(s);
     const reserved = await customer(s);
     await appointment(s, { start: at(plusDays(date, 7), '09:00'), customerId: busy });
@@ -475,7 +387,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 
   test('maxBookingLimit counts every appointment but RE, for ever', async () => {
     const date = wednesday();
-    const s = await setup({ service: { maxBookingLimit: 2 } });
+    const s = await setup(context, { service: { maxBookingLimit: 2 } });
     const who = await customer(s);
     const earlier = at(plusDays(date, 7), '09:00');
     await appointment(s, { start: earlier, customerId: who, status: 'CN' });
@@ -490,7 +402,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 
   test('a resource bookingLimit excludes that resource for the customer who reached it', async () => {
     const date = wednesday();
-    const s = await setup({ resources: [{ bookingLimit: 1 }, {}] });
+    const s = await setup(context, { resources: [{ bookingLimit: 1 }, {}] });
     const [limitedResource, other] = s.resourceIds as [string, string];
     const who = await customer(s);
     await appointment(s, { start: at(plusDays(date, 7), '09:00'), customerId: who, resourceIds: [limitedResource] });
@@ -507,7 +419,7 @@ describe('capacity and limits', { concurrency: true }, () => {
 describe('round robin over two resources', { concurrency: true }, () => {
   async function twoResources(roundRobin: string) {
     const date = wednesday();
-    const s = await setup({ service: { roundRobin }, resources: [{}, {}] });
+    const s = await setup(context, { service: { roundRobin }, resources: [{}, {}] });
     const [first, second] = s.resourceIds as [string, string];
     // The first resource is busy at 10:00.
     await appointment(s, { start: at(date, '10:00'), resourceIds: [first] });
@@ -583,8 +495,8 @@ describe('round robin over two resources', { concurrency: true }, () => {
 describe('duration options and allocations', { concurrency: true }, () => {
   test('with durationSelect a listed duration is searched; another one is AVAILABILITY-105', async () => {
     const date = wednesday();
-    const s = await setup({
-      locationHours: { wed: NINE_TO_FIVE },
+    const s = await setup(context, {
+      hours: { wed: NINE_TO_FIVE },
       service: { duration: 60, durationSelect: true, durationMin: 30, durationMax: 90, durationInterval: 15 },
     });
     const body = await available(s, { startDate: date, duration: 45 });
@@ -599,7 +511,7 @@ describe('duration options and allocations', { concurrency: true }, () => {
 
   test('without durationSelect only the service duration is allowed', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     assert.equal(assertBadRequest(await search(s, { startDate: date, duration: 30 })).errors[0]!.code, 'AVAILABILITY-105');
     assert.deepEqual(localTimes(await available(s, { startDate: date, duration: 60 }), date), HOURS);
   });
@@ -607,7 +519,7 @@ describe('duration options and allocations', { concurrency: true }, () => {
   test('an allocation-type service is bookable only in its allocations; a single allocation narrows a day', async () => {
     const date = wednesday();
     const thursday = plusDays(date, 1);
-    const s = await setup({ service: { availabilityType: 'allocation' } });
+    const s = await setup(context, { service: { availabilityType: 'allocation' } });
     const db = context.database.db;
     const companyId = s.tenant.companyId;
     for (const day of ['wed', 'thu'] as const) {
@@ -632,7 +544,7 @@ describe('duration options and allocations', { concurrency: true }, () => {
 
   test('a weekly allocation scoped by service and resource sets its bookingsPerSlot', async () => {
     const date = wednesday();
-    const s = await setup({ service: { availabilityType: 'allocation' } });
+    const s = await setup(context, { service: { availabilityType: 'allocation' } });
     await context.database.db
       .insertInto('weeklyAllocations')
       .values({
@@ -658,7 +570,7 @@ describe('duration options and allocations', { concurrency: true }, () => {
 describe('400 cases', { concurrency: true }, () => {
   test('missing LocationId, a date that does not exist, endDate before startDate, a 32-day range', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     const missing = await context.app.inject({ method: 'GET', url: `/v3/availability?ServiceId=${s.serviceId}&startDate=${date}`, headers: s.tenant.dashboard });
     const missingBody = assertBadRequest(missing);
     assert.equal(missingBody.message, 'Validation Error');
@@ -680,7 +592,7 @@ describe('400 cases', { concurrency: true }, () => {
   });
 
   test('a startDate before the location\'s local today is AVAILABILITY-102; today is fine', async () => {
-    const s = await setup();
+    const s = await setup(context);
     const today = DateTime.now().setZone(LONDON).toISODate()!;
     const past = assertBadRequest(await search(s, { startDate: plusDays(today, -1) }));
     assert.equal(past.errors[0]!.path, 'startDate');
@@ -691,8 +603,8 @@ describe('400 cases', { concurrency: true }, () => {
 
   test('another company\'s LocationId, ServiceId, ResourceIds or CustomerId is 400 naming the id, never 404', async () => {
     const date = wednesday();
-    const mine = await setup();
-    const theirs = await setup();
+    const mine = await setup(context);
+    const theirs = await setup(context);
     const theirCustomer = await customer(theirs);
     const cases: Array<[Record<string, string>, string, string]> = [
       [{ LocationId: theirs.locationId }, 'LocationId', theirs.locationId],
@@ -719,21 +631,21 @@ describe('400 cases', { concurrency: true }, () => {
 
   test('a resource not linked to the service, and a service not offered at the location, are 400', async () => {
     const date = wednesday();
-    const s = await setup();
-    const unlinked = await post(s.tenant, '/v3/resource', { name: 'Elsewhere', locationIds: [s.locationId] });
-    const response = assertBadRequest(await search(s, { startDate: date, ResourceIds: `${s.resourceIds[0]},${unlinked.id}` }));
+    const s = await setup(context);
+    const unlinked = await s.tenant.resource({ name: 'Elsewhere', locationIds: [s.locationId] });
+    const response = assertBadRequest(await search(s, { startDate: date, ResourceIds: `${s.resourceIds[0]},${unlinked}` }));
     assert.equal(response.errors[0]!.path, 'ResourceIds.1');
-    assert.match(response.errors[0]!.msg, new RegExp(unlinked.id));
+    assert.match(response.errors[0]!.msg, new RegExp(unlinked));
 
-    const otherLocation = await post(s.tenant, '/v3/location', { name: 'Branch', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
-    const notOffered = assertBadRequest(await search(s, { startDate: date, LocationId: otherLocation.id }));
+    const otherLocation = await s.tenant.location({ name: 'Branch', hours: EVERY_DAY });
+    const notOffered = assertBadRequest(await search(s, { startDate: date, LocationId: otherLocation }));
     assert.equal(notOffered.errors[0]!.path, 'ServiceId');
-    assert.match(notOffered.errors[0]!.msg, new RegExp(otherLocation.id));
+    assert.match(notOffered.errors[0]!.msg, new RegExp(otherLocation));
   });
 
   test('ResourceIds may be comma-separated or repeated', async () => {
     const date = wednesday();
-    const s = await setup({ resources: [{}, {}, {}] });
+    const s = await setup(context, { resources: [{}, {}, {}] });
     const [a, b] = s.resourceIds as [string, string];
     const comma = await available(s, { startDate: date, ResourceIds: `${a},${b}` });
     const repeated = await available(s, { startDate: date, ResourceIds: [a, b] });
@@ -745,7 +657,7 @@ describe('400 cases', { concurrency: true }, () => {
 describe('answers, access and callers', { concurrency: true }, () => {
   test('an empty result is 200 with availableTimes [] and a reason for every day', async () => {
     const date = wednesday();
-    const s = await setup({ locationHours: { mon: NINE_TO_FIVE } });
+    const s = await setup(context, { hours: { mon: NINE_TO_FIVE } });
     const body = await available(s, { startDate: date, endDate: plusDays(date, 1) });
     assert.deepEqual(body, {
       timezoneName: LONDON,
@@ -758,7 +670,7 @@ describe('answers, access and callers', { concurrency: true }, () => {
   });
 
   test('the book-ahead period ends the bookable days, with a reason', async () => {
-    const s = await setup({ service: { bookAheadUnit: 'days', bookAheadValue: 7 } });
+    const s = await setup(context, { service: { bookAheadUnit: 'days', bookAheadValue: 7 } });
     const date = wednesday();
     const body = await available(s, { startDate: date });
     assert.deepEqual(body, { timezoneName: LONDON, availableTimes: [], availableDays: [{ date, available: false, reason: 'beyond the book-ahead period' }] });
@@ -766,15 +678,15 @@ describe('answers, access and callers', { concurrency: true }, () => {
 
   test('a location with no resources gives an empty 200', async () => {
     const date = wednesday();
-    const s = await setup({ resources: [] });
+    const s = await setup(context, { resources: [] });
     const body = await available(s, { startDate: date });
     assert.deepEqual(body.availableTimes, []);
   });
 
   test('a LOCATIONS-scoped User gets 403 outside the scope and 200 inside', async () => {
     const date = wednesday();
-    const s = await setup();
-    const inside = await setup({ tenant: s.tenant });
+    const s = await setup(context);
+    const inside = await setup(context, { tenant: s.tenant });
     const user = await addMember(context, s.tenant, 'User');
     await context.database.db
       .updateTable('companyUsers')
@@ -792,7 +704,7 @@ describe('answers, access and callers', { concurrency: true }, () => {
 
   test('a machine token with read scope can search; no credentials is 401', async () => {
     const date = wednesday();
-    const s = await setup();
+    const s = await setup(context);
     const token = await machineToken(context.app, s.tenant, 'read');
     const response = await search(s, { startDate: date }, { authorization: `Bearer ${token}` });
     assert.equal(response.statusCode, 200, response.body);
@@ -821,7 +733,7 @@ describe('daylight saving', { concurrency: true }, () => {
     test(`09:00-17:00 in New York on the ${kind === 'spring' ? 'spring-forward' : 'fall-back'} Sunday gives exactly eight one-hour slots`, async () => {
       const date = nextTransitions()[kind];
       assert.equal(DateTime.fromISO(date).weekday, 7);
-      const s = await setup({ zone: NEW_YORK });
+      const s = await setup(context, { zone: NEW_YORK });
       const body = await available(s, { startDate: date });
       assert.deepEqual(localTimes(body, date), HOURS);
       assert.equal(body.availableTimes.length, 8);

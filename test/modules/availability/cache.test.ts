@@ -20,19 +20,20 @@ import { createAvailabilityRepository } from '../../../src/modules/availability/
 import { createServiceService } from '../../../src/modules/services/service.js';
 import { createServiceRepository } from '../../../src/modules/services/repository.js';
 import { createCatalogLinks } from '../../../src/modules/catalog/links.js';
-import { TEST_SECRETS, createTestContext, json, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { TEST_SECRETS, createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { insertAppointment, insertBlock } from '../../helpers/rows.js';
+import { LONDON, NINE_TO_FIVE, WEEKDAYS_9_TO_17 } from '../../helpers/world.js';
+import type { Tenant, TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
 /** The same application on the same database with the availability cache switched off. */
 let reference: App;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
+  context = await createTestContext({}, { sharedOwner: true });
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', AVAILABILITY_CACHE: 'false' });
   assert.equal(config.availabilityCacheEnabled, false);
   reference = await buildApp({ config, database: context.database, secrets: TEST_SECRETS, redis: undefined });
-  owner = await signup(context.app, 'owner');
 });
 after(async () => {
   await reference.close();
@@ -51,43 +52,29 @@ interface Availability {
   availableDays: Array<{ date: string; available: boolean; reason: string | null }>;
 }
 
-const ZONE = 'Europe/London';
-const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
 const HOURS: WeeklyAvailability[] = [
-  { mon: NINE_TO_FIVE, tue: NINE_TO_FIVE, wed: NINE_TO_FIVE, thu: NINE_TO_FIVE, fri: NINE_TO_FIVE },
+  WEEKDAYS_9_TO_17,
   { mon: [{ start: '10:00', end: '14:00' }], tue: [{ start: '10:00', end: '14:00' }], thu: [{ start: '12:00', end: '18:00' }] },
   { mon: [{ start: '09:00', end: '12:00' }, { start: '13:00', end: '17:00' }], wed: [{ start: '08:00', end: '20:00' }], thu: NINE_TO_FIVE },
 ];
 
 /** A Monday at least two weeks ahead in London. */
 function monday(): string {
-  const ahead = DateTime.now().setZone(ZONE).startOf('day').plus({ weeks: 2 });
+  const ahead = DateTime.now().setZone(LONDON).startOf('day').plus({ weeks: 2 });
   return ahead.plus({ days: (8 - ahead.weekday) % 7 }).toISODate()!;
 }
 const plusDays = (date: string, days: number) => DateTime.fromISO(date, { zone: 'UTC' }).plus({ days }).toISODate()!;
-const at = (date: string, time: string) => DateTime.fromISO(`${date}T${time}`, { zone: ZONE });
-const localTimes = (body: Availability) => body.availableTimes.map((slot) => DateTime.fromISO(slot.startTime, { zone: ZONE }).toFormat('ccc HH:mm'));
+const at = (date: string, time: string) => DateTime.fromISO(`${date}T${time}`, { zone: LONDON });
+const localTimes = (body: Availability) => body.availableTimes.map((slot) => DateTime.fromISO(slot.startTime, { zone: LONDON }).toFormat('ccc HH:mm'));
 
-async function newTenant(): Promise<Tenant> {
-  const response = await context.app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${owner.userToken}` },
-    payload: { name: `Company ${randomUUID()}` },
-  });
-  assert.equal(response.statusCode, 201, response.body);
-  const { id, apiKey, publicClientId } = json(response);
-  return { ...owner, companyId: id, apiKey, publicClientId, dashboard: { authorization: `Bearer ${owner.userToken}`, 'x-api-key': apiKey } };
-}
-
-async function send(tenant: Tenant, method: 'POST' | 'PUT', url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await context.app.inject({ method, url, headers: tenant.dashboard, payload });
-  assert.equal(response.statusCode, method === 'POST' ? 201 : 200, response.body);
-  return json(response);
+/** A PUT that must answer 200 (an update, which clears the cached searches it concerns). */
+async function update(tenant: Tenant, url: string, payload: Record<string, unknown>) {
+  const response = await context.app.inject({ method: 'PUT', url, headers: tenant.dashboard, payload });
+  assert.equal(response.statusCode, 200, response.body);
 }
 
 interface World {
-  tenant: Tenant;
+  tenant: TenantFixture;
   locationId: string;
   serviceIds: [string, string];
   resourceIds: [string, string];
@@ -95,13 +82,11 @@ interface World {
 
 /** One location, two services, two resources that provide both. */
 async function world(): Promise<World> {
-  const tenant = await newTenant();
-  const location = await send(tenant, 'POST', '/v3/location', { name: 'Main', timezoneName: ZONE, weeklyAvailability: HOURS[0] });
-  const a = await send(tenant, 'POST', '/v3/service', { name: 'A', duration: 60, locationIds: [location.id] });
-  const b = await send(tenant, 'POST', '/v3/service', { name: 'B', duration: 60, locationIds: [location.id] });
-  const r1 = await send(tenant, 'POST', '/v3/resource', { name: 'R1', locationIds: [location.id], serviceIds: [a.id, b.id] });
-  const r2 = await send(tenant, 'POST', '/v3/resource', { name: 'R2', locationIds: [location.id], serviceIds: [a.id, b.id] });
-  return { tenant, locationId: location.id, serviceIds: [a.id, b.id], resourceIds: [r1.id, r2.id] };
+  const tenant = await context.world.tenant();
+  const locationId = await tenant.location({ hours: WEEKDAYS_9_TO_17 });
+  const serviceIds: [string, string] = [await tenant.service({ name: 'A', locationIds: [locationId] }), await tenant.service({ name: 'B', locationIds: [locationId] })];
+  const [r1, r2] = await tenant.resources([{ name: 'R1' }, { name: 'R2' }], { locationIds: [locationId], serviceIds });
+  return { tenant, locationId, serviceIds, resourceIds: [r1!, r2!] };
 }
 
 function availabilityUrl(w: World, query: Record<string, string | undefined>): string {
@@ -115,35 +100,11 @@ async function searchOn(app: App, w: World, query: Record<string, string | undef
   return { status: response.statusCode, body: json(response) };
 }
 
-async function insertBlock(w: World, scope: { locationId?: string; resourceId?: string; serviceId?: string }, start: DateTime, minutes = 60) {
-  await context.database.db
-    .insertInto('blocks')
-    .values({
-      companyId: w.tenant.companyId,
-      id: randomUUID(),
-      locationId: scope.locationId ?? null,
-      resourceId: scope.resourceId ?? null,
-      serviceId: scope.serviceId ?? null,
-      startTime: start.toJSDate(),
-      endTime: start.plus({ minutes }).toJSDate(),
-      reason: 'test',
-    })
-    .execute();
-}
+const insertBlockOf = (w: World, scope: { locationId?: string; resourceId?: string; serviceId?: string }, start: DateTime) =>
+  insertBlock(context.database.db, w.tenant.companyId, scope, start);
 
-async function insertBooking(w: World, serviceId: string, resourceId: string, start: DateTime) {
-  const id = randomUUID();
-  const startTime = start.toJSDate();
-  const endTime = start.plus({ hours: 1 }).toJSDate();
-  await context.database.db
-    .insertInto('appointments')
-    .values({ companyId: w.tenant.companyId, id, locationId: w.locationId, serviceId, status: 'BK', startTime, endTime, duration: 60, expiresAt: null })
-    .execute();
-  await context.database.db
-    .insertInto('appointmentResources')
-    .values({ companyId: w.tenant.companyId, appointmentId: id, resourceId, startTime, endTime, status: 'BK', expiresAt: null })
-    .execute();
-}
+const insertBooking = (w: World, serviceId: string, resourceId: string, start: DateTime) =>
+  insertAppointment(context.database.db, { companyId: w.tenant.companyId, locationId: w.locationId, serviceId, resourceIds: [resourceId], start });
 
 // --- The property ---------------------------------------------------------------------------------
 
@@ -201,30 +162,30 @@ async function apply(w: World, start: string, action: Action): Promise<void> {
     }
     case 'service': {
       const { kind: _kind, service, ...fields } = action;
-      await send(tenant, 'PUT', `/v3/service/${w.serviceIds[service]}`, fields);
+      await update(tenant, `/v3/service/${w.serviceIds[service]}`, fields);
       return;
     }
     case 'resource':
-      await send(tenant, 'PUT', `/v3/resource/${w.resourceIds[action.resource]}`, { weeklyAvailability: action.hours === null ? null : HOURS[action.hours] });
+      await update(tenant, `/v3/resource/${w.resourceIds[action.resource]}`, { weeklyAvailability: action.hours === null ? null : HOURS[action.hours] });
       return;
     case 'location':
-      await send(tenant, 'PUT', `/v3/location/${w.locationId}`, { weeklyAvailability: action.hours === null ? null : HOURS[action.hours] });
+      await update(tenant, `/v3/location/${w.locationId}`, { weeklyAvailability: action.hours === null ? null : HOURS[action.hours] });
       return;
     case 'booking':
       await insertBooking(w, w.serviceIds[action.service], w.resourceIds[action.resource], at(plusDays(start, action.offset), `${String(action.hour).padStart(2, '0')}:00`));
-      await send(tenant, 'PUT', `/v3/resource/${w.resourceIds[action.resource]}`, {});
+      await update(tenant, `/v3/resource/${w.resourceIds[action.resource]}`, {});
       return;
     case 'block': {
       const when = at(plusDays(start, action.offset), `${String(action.hour).padStart(2, '0')}:30`);
       if (action.scope === 'location') {
-        await insertBlock(w, { locationId: w.locationId }, when);
-        await send(tenant, 'PUT', `/v3/location/${w.locationId}`, {});
+        await insertBlockOf(w, { locationId: w.locationId }, when);
+        await update(tenant, `/v3/location/${w.locationId}`, {});
       } else if (action.scope === 'service') {
-        await insertBlock(w, { serviceId: w.serviceIds[action.which] }, when);
-        await send(tenant, 'PUT', `/v3/service/${w.serviceIds[action.which]}`, {});
+        await insertBlockOf(w, { serviceId: w.serviceIds[action.which] }, when);
+        await update(tenant, `/v3/service/${w.serviceIds[action.which]}`, {});
       } else {
-        await insertBlock(w, { resourceId: w.resourceIds[action.which] }, when);
-        await send(tenant, 'PUT', `/v3/resource/${w.resourceIds[action.which]}`, {});
+        await insertBlockOf(w, { resourceId: w.resourceIds[action.which] }, when);
+        await update(tenant, `/v3/resource/${w.resourceIds[action.which]}`, {});
       }
       return;
     }
@@ -237,7 +198,7 @@ describe('the cache never changes an answer', () => {
     const date = monday();
     const query = { ServiceId: w.serviceIds[0], startDate: date };
     const before = await searchOn(reference, w, query);
-    await insertBlock(w, { locationId: w.locationId }, at(date, '09:00'));
+    await insertBlockOf(w, { locationId: w.locationId }, at(date, '09:00'));
     const afterInsert = await searchOn(reference, w, query);
     assert.equal(before.body.availableTimes.length, 8);
     assert.equal(afterInsert.body.availableTimes.length, 7);
@@ -261,24 +222,24 @@ describe('writes show at once', () => {
   test('a padding change by PUT shows in the very next search', async () => {
     const w = await world();
     const date = monday();
-    await send(w.tenant, 'PUT', `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '09:00', end: '12:00' }] } });
+    await update(w.tenant, `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '09:00', end: '12:00' }] } });
     const query = { ServiceId: w.serviceIds[0], startDate: date };
     const first = await searchOn(context.app, w, query);
     assert.deepEqual(localTimes(first.body), ['Mon 09:00', 'Mon 10:00', 'Mon 11:00']);
     assert.deepEqual(await searchOn(context.app, w, query), first);
 
-    await send(w.tenant, 'PUT', `/v3/service/${w.serviceIds[0]}`, { padding: 30 });
+    await update(w.tenant, `/v3/service/${w.serviceIds[0]}`, { padding: 30 });
     // 11:00-12:00 plus 30 minutes of padding no longer fits before 12:00.
     assert.deepEqual(localTimes((await searchOn(context.app, w, query)).body), ['Mon 09:00', 'Mon 10:00']);
 
-    await send(w.tenant, 'PUT', `/v3/service/${w.serviceIds[0]}`, { bookingsPerSlot: 3 });
+    await update(w.tenant, `/v3/service/${w.serviceIds[0]}`, { bookingsPerSlot: 3 });
     assert.deepEqual((await searchOn(context.app, w, query)).body.availableTimes.map((s: Slot) => s.remaining), [6, 6]);
 
-    await send(w.tenant, 'PUT', `/v3/resource/${w.resourceIds[0]}`, { weeklyAvailability: { mon: [{ start: '10:00', end: '12:00' }] } });
+    await update(w.tenant, `/v3/resource/${w.resourceIds[0]}`, { weeklyAvailability: { mon: [{ start: '10:00', end: '12:00' }] } });
     const narrowed = (await searchOn(context.app, w, query)).body as Availability;
     assert.deepEqual(narrowed.availableTimes.map((s) => s.resourceIds), [[w.resourceIds[1]], [...w.resourceIds].sort()]);
 
-    await send(w.tenant, 'PUT', `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '10:00', end: '17:00' }] } });
+    await update(w.tenant, `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '10:00', end: '17:00' }] } });
     assert.deepEqual(localTimes((await searchOn(context.app, w, query)).body), ['Mon 10:00', 'Mon 11:00', 'Mon 12:00', 'Mon 13:00', 'Mon 14:00', 'Mon 15:00']);
   });
 
@@ -303,7 +264,7 @@ describe('writes show at once', () => {
       const before = await searchOn(other, w, query);
       assert.equal(before.body.availableTimes.length, 8);
       assert.deepEqual(await searchOn(other, w, query), before);
-      await send(w.tenant, 'PUT', `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '13:00', end: '17:00' }] } });
+      await update(w.tenant, `/v3/location/${w.locationId}`, { weeklyAvailability: { mon: [{ start: '13:00', end: '17:00' }] } });
       assert.deepEqual(localTimes((await searchOn(other, w, query)).body), ['Mon 13:00', 'Mon 14:00', 'Mon 15:00', 'Mon 16:00']);
     } finally {
       await other.close();
@@ -388,21 +349,21 @@ describe('cache keys', () => {
     const { cache, spy } = spyCache();
     const now = Date.now();
     const availability = createAvailabilityService({ db, repository: createAvailabilityRepository(db), cache, now: () => now });
-    const customer = await send(w.tenant, 'POST', '/v3/customer', { firstName: 'Ada', email: `ada-${randomUUID()}@example.com` });
+    const customer = await w.tenant.customer({ firstName: 'Ada' });
     const base = { LocationId: w.locationId, ServiceId: w.serviceIds[0], startDate: date };
     await availability.search(w.tenant.companyId, null, base);
     await availability.search(w.tenant.companyId, null, { ...base, startDate: plusDays(date, 1) });
     await availability.search(w.tenant.companyId, null, { ...base, ResourceIds: [w.resourceIds[0]] });
-    await availability.search(w.tenant.companyId, null, { ...base, CustomerId: customer.id });
+    await availability.search(w.tenant.companyId, null, { ...base, CustomerId: customer });
     await availability.search(w.tenant.companyId, null, { ...base, roundRobin: 'COMBINED' });
     assert.equal(spy.hits, 0);
     assert.equal(new Set(spy.keys).size, 5);
     // A booking for the customer is seen once its customer is touched (the appointment operations do that).
     await insertBooking(w, w.serviceIds[0], w.resourceIds[0], at(plusDays(date, 7), '09:00'));
-    await context.database.db.updateTable('appointments').set({ customerId: customer.id }).where('companyId', '=', w.tenant.companyId).execute();
-    await send(w.tenant, 'PUT', `/v3/service/${w.serviceIds[0]}`, { bookingLimit: 1 });
+    await context.database.db.updateTable('appointments').set({ customerId: customer }).where('companyId', '=', w.tenant.companyId).execute();
+    await update(w.tenant, `/v3/service/${w.serviceIds[0]}`, { bookingLimit: 1 });
     await cache.touch(w.tenant.companyId, { services: [w.serviceIds[0]] });
-    const limited = await availability.search(w.tenant.companyId, null, { ...base, CustomerId: customer.id });
+    const limited = await availability.search(w.tenant.companyId, null, { ...base, CustomerId: customer });
     assert.deepEqual(limited.availableTimes, []);
     assert.equal(limited.availableDays[0]!.reason, 'customer booking limit reached');
   });

@@ -6,15 +6,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DateTime } from 'luxon';
-import { createTestContext, json, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import type { AppointmentStatus, WeeklyAvailability } from '../../../src/platform/database/schema.js';
+import { insertAppointment } from '../../helpers/rows.js';
+import { LONDON, NINE_TO_FIVE } from '../../helpers/world.js';
+import type { Bookable, Fields, Tenant, TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
@@ -30,7 +31,6 @@ interface Row {
   external_busy: null;
 }
 
-const LONDON = 'Europe/London';
 const NEW_YORK = 'America/New_York';
 const ROW_KEYS = ['end_time', 'entity_id', 'entity_type', 'external_busy', 'external_event_type', 'external_transparency', 'source', 'source_id', 'start_time'];
 
@@ -48,37 +48,20 @@ const iso = (t: DateTime) => t.toUTC().toISO()!;
 /** [start, end] of a row as local wall-clock `YYYY-MM-DD HH:mm`. */
 const local = (row: Row, zone = LONDON) => [row.start_time, row.end_time].map((t) => DateTime.fromISO(t, { zone }).toFormat('yyyy-MM-dd HH:mm'));
 
-async function newTenant(): Promise<Tenant> {
-  const response = await context.app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${owner.userToken}` },
-    payload: { name: `Company ${randomUUID()}` },
-  });
-  assert.equal(response.statusCode, 201, response.body);
-  const { id, apiKey, publicClientId } = json(response);
-  return { ...owner, companyId: id, apiKey, publicClientId, dashboard: { authorization: `Bearer ${owner.userToken}`, 'x-api-key': apiKey } };
-}
-
-async function post(tenant: Tenant, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await context.app.inject({ method: 'POST', url, headers: tenant.dashboard, payload });
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
-
-interface Setup {
-  tenant: Tenant;
-  locationId: string;
-  serviceId: string;
+interface Setup extends Bookable {
+  tenant: TenantFixture;
   resourceId: string;
 }
 
-async function setup(options: { locationHours?: WeeklyAvailability | null; serviceHours?: WeeklyAvailability | null; resource?: Record<string, unknown> } = {}): Promise<Setup> {
-  const tenant = await newTenant();
-  const location = await post(tenant, '/v3/location', { name: 'Main', timezoneName: LONDON, weeklyAvailability: options.locationHours ?? null });
-  const service = await post(tenant, '/v3/service', { name: 'Consult', duration: 60, locationIds: [location.id], weeklyAvailability: options.serviceHours ?? null });
-  const resource = await post(tenant, '/v3/resource', { name: 'Ann', locationIds: [location.id], serviceIds: [service.id], ...options.resource });
-  return { tenant, locationId: location.id, serviceId: service.id, resourceId: resource.id };
+/** A location and a service without weekly hours unless given, and one resource, Ann. */
+async function setup(options: { locationHours?: WeeklyAvailability; serviceHours?: WeeklyAvailability; resource?: Fields } = {}): Promise<Setup> {
+  const tenant = await context.world.tenant();
+  const shop = await tenant.bookable({
+    hours: options.locationHours ?? null,
+    service: { weeklyAvailability: options.serviceHours ?? null },
+    resources: [{ name: 'Ann', ...options.resource }],
+  });
+  return { ...shop, tenant, resourceId: shop.resourceIds[0]! };
 }
 
 function calendar(tenant: Tenant, query: string, path = '/v3/unavailability') {
@@ -108,19 +91,8 @@ function assertBadRequest(response: LightMyRequestResponse) {
   return body as { message: string; errors: Array<{ path: string; msg: string; location: string }> };
 }
 
-async function appointment(s: Setup, start: DateTime, status: AppointmentStatus, expiresAt: Date | null = null, resourceIds = [s.resourceId]) {
-  const id = randomUUID();
-  const startTime = start.toJSDate();
-  const endTime = start.plus({ hours: 1 }).toJSDate();
-  const db = context.database.db;
-  await db
-    .insertInto('appointments')
-    .values({ companyId: s.tenant.companyId, id, locationId: s.locationId, serviceId: s.serviceId, status, startTime, endTime, duration: 60, expiresAt })
-    .execute();
-  for (const resourceId of resourceIds) {
-    await db.insertInto('appointmentResources').values({ companyId: s.tenant.companyId, appointmentId: id, resourceId, startTime, endTime, status, expiresAt }).execute();
-  }
-  return id;
+function appointment(s: Setup, start: DateTime, status: AppointmentStatus, expiresAt: Date | null = null, resourceIds = [s.resourceId]) {
+  return insertAppointment(context.database.db, { companyId: s.tenant.companyId, locationId: s.locationId, serviceId: s.serviceId, resourceIds, start, status, expiresAt });
 }
 
 describe('weekly closed hours', { concurrency: true }, () => {
@@ -160,7 +132,7 @@ describe('weekly closed hours', { concurrency: true }, () => {
     let day = DateTime.now().setZone(LONDON).startOf('day').plus({ days: 1 });
     while (day.endOf('day').offset >= day.offset) day = day.plus({ days: 1 });
     const date = day.toISODate()!;
-    const s = await setup({ locationHours: { mon: [{ start: '09:00', end: '17:00' }] } });
+    const s = await setup({ locationHours: { mon: NINE_TO_FIVE } });
     const data = await rows(s.tenant, `LocationIds=${s.locationId}&startDate=${date}`);
     assert.equal(data.length, 1);
     assert.equal(data[0]!.start_time, iso(at(date, '00:00')));
@@ -263,14 +235,14 @@ describe('locations in other zones', { concurrency: true }, () => {
   test('a holiday of a location in another zone is a row when its local day overlaps the window', async () => {
     const date = monday();
     const s = await setup();
-    const tokyo = await post(s.tenant, '/v3/location', { name: 'Tokyo', timezoneName: 'Asia/Tokyo' });
+    const tokyo = await s.tenant.location({ name: 'Tokyo', timezone: 'Asia/Tokyo' });
     const holiday = randomUUID();
     // Tokyo's Tuesday starts at 15:00 on the London Monday (the first location sets the window's zone).
-    await context.database.db.insertInto('holidays').values({ companyId: s.tenant.companyId, id: holiday, locationId: tokyo.id, date: plusDays(date, 1), name: 'Closed' }).execute();
-    const data = await rows(s.tenant, `LocationIds=${s.locationId},${tokyo.id}&startDate=${date}`);
+    await context.database.db.insertInto('holidays').values({ companyId: s.tenant.companyId, id: holiday, locationId: tokyo, date: plusDays(date, 1), name: 'Closed' }).execute();
+    const data = await rows(s.tenant, `LocationIds=${s.locationId},${tokyo}&startDate=${date}`);
     assert.deepEqual(
       data.map((r) => [r.source, r.entity_id, r.source_id, r.start_time, r.end_time]),
-      [['holiday', tokyo.id, holiday, iso(at(plusDays(date, 1), '00:00', 'Asia/Tokyo')), iso(at(plusDays(date, 2), '00:00', 'Asia/Tokyo'))]],
+      [['holiday', tokyo, holiday, iso(at(plusDays(date, 1), '00:00', 'Asia/Tokyo')), iso(at(plusDays(date, 2), '00:00', 'Asia/Tokyo'))]],
     );
   });
 });
@@ -279,8 +251,8 @@ describe('appointments', { concurrency: true }, () => {
   test('BK, RS and unexpired IN are rows per resource; CN, RE and expired IN are not', async () => {
     const date = monday();
     const s = await setup();
-    const second = await post(s.tenant, '/v3/resource', { name: 'Bob', locationIds: [s.locationId], serviceIds: [s.serviceId] });
-    const booked = await appointment(s, at(date, '09:00'), 'BK', null, [s.resourceId, second.id]);
+    const second = await s.tenant.resource({ name: 'Bob', locationIds: [s.locationId], serviceIds: [s.serviceId] });
+    const booked = await appointment(s, at(date, '09:00'), 'BK', null, [s.resourceId, second]);
     const reserved = await appointment(s, at(date, '10:00'), 'RS');
     const held = await appointment(s, at(date, '11:00'), 'IN', new Date(Date.now() + 10 * 60_000));
     await appointment(s, at(date, '12:00'), 'IN', new Date(Date.now() - 60_000));
@@ -299,7 +271,7 @@ describe('appointments', { concurrency: true }, () => {
     // By location: every resource of each appointment at the location, one row each.
     const byLocation = await rows(s.tenant, `LocationIds=${s.locationId}&startDate=${date}`);
     const nine = byLocation.filter((r) => r.source_id === booked);
-    assert.deepEqual(nine.map((r) => r.entity_id).sort(), [s.resourceId, second.id].sort());
+    assert.deepEqual(nine.map((r) => r.entity_id).sort(), [s.resourceId, second].sort());
     assert.equal(byLocation.length, 4);
   });
 });
@@ -320,7 +292,7 @@ describe('the query', { concurrency: true }, () => {
 
   test('the deprecated /v3/unavailability/calendar returns the same payload', async () => {
     const date = monday();
-    const s = await setup({ locationHours: { mon: [{ start: '09:00', end: '17:00' }] } });
+    const s = await setup({ locationHours: { mon: NINE_TO_FIVE } });
     await appointment(s, at(date, '10:00'), 'BK');
     await context.database.db.insertInto('holidays').values({ companyId: s.tenant.companyId, id: randomUUID(), locationId: s.locationId, date: plusDays(date, 1), name: 'Closed' }).execute();
     const query = `LocationIds=${s.locationId}&ResourceIds=${s.resourceId}&startDate=${date}&endDate=${plusDays(date, 2)}`;
@@ -352,12 +324,12 @@ describe('the query', { concurrency: true }, () => {
 
   test('LocationIds comma-separated and repeated give the same rows', async () => {
     const date = monday();
-    const s = await setup({ locationHours: { mon: [{ start: '09:00', end: '17:00' }] } });
-    const other = await post(s.tenant, '/v3/location', { name: 'Branch', timezoneName: LONDON, weeklyAvailability: { mon: [{ start: '08:00', end: '18:00' }] } });
-    const comma = await rows(s.tenant, `LocationIds=${s.locationId},${other.id}&startDate=${date}`);
-    const repeated = await rows(s.tenant, `LocationIds=${s.locationId}&LocationIds=${other.id}&startDate=${date}`);
+    const s = await setup({ locationHours: { mon: NINE_TO_FIVE } });
+    const other = await s.tenant.location({ name: 'Branch', hours: { mon: [{ start: '08:00', end: '18:00' }] } });
+    const comma = await rows(s.tenant, `LocationIds=${s.locationId},${other}&startDate=${date}`);
+    const repeated = await rows(s.tenant, `LocationIds=${s.locationId}&LocationIds=${other}&startDate=${date}`);
     assert.deepEqual(comma, repeated);
-    assert.deepEqual(new Set(comma.map((r) => r.entity_id)), new Set([s.locationId, other.id]));
+    assert.deepEqual(new Set(comma.map((r) => r.entity_id)), new Set([s.locationId, other]));
     assert.equal(comma.length, 4);
   });
 

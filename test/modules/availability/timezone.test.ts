@@ -3,16 +3,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertBadRequest, dayAhead, newTenant, setup } from '../appointments/fixtures.js';
+import { assertBadRequest, dayAhead, setup } from '../appointments/fixtures.js';
 import type { Setup } from '../appointments/fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
@@ -31,7 +29,7 @@ interface Answer {
 }
 
 test('timezone reads the dates in that zone: a Tokyo day covers the New York slots inside it', async () => {
-  const s = await setup(context, await newTenant(context, owner), { zone: NEW_YORK });
+  const s = await setup(context, { zone: NEW_YORK });
   const date = dayAhead(10, TOKYO);
   const response = await search(s, { startDate: date, timezone: TOKYO });
   assert.equal(response.statusCode, 200, response.body);
@@ -51,7 +49,7 @@ test('timezone reads the dates in that zone: a Tokyo day covers the New York slo
 });
 
 test('without timezone the same date means the location\'s day', async () => {
-  const s = await setup(context, await newTenant(context, owner), { zone: NEW_YORK });
+  const s = await setup(context, { zone: NEW_YORK });
   const date = dayAhead(10, NEW_YORK);
   const answer = json<Answer>(await search(s, { startDate: date }));
   const starts = answer.availableTimes.map((t) => DateTime.fromISO(t.startTime, { zone: NEW_YORK }));
@@ -60,7 +58,7 @@ test('without timezone the same date means the location\'s day', async () => {
 });
 
 test('an unknown timezone is a 400 AVAILABILITY-108 at query timezone', async () => {
-  const s = await setup(context, await newTenant(context, owner), { zone: NEW_YORK });
+  const s = await setup(context, { zone: NEW_YORK });
   const body = assertBadRequest(await search(s, { startDate: dayAhead(10), timezone: 'Mars/Olympus' }), 'AVAILABILITY-108');
   assert.deepEqual(body.errors.map((e) => [e.location, e.path]), [['query', 'timezone']]);
 });

@@ -13,8 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
 
@@ -23,7 +24,7 @@ const KINDS: Kind[] = ['location', 'service', 'resource', 'customer'];
 const LISTS: Record<Kind, string> = { location: 'locations', service: 'services', resource: 'resources', customer: 'customers' };
 
 interface World {
-  tenant: Tenant;
+  tenant: TenantFixture;
   location: string;
   service: string;
   resource: string;
@@ -57,34 +58,28 @@ async function ok<T = Record<string, unknown>>(response: LightMyRequestResponse,
 }
 
 /** Creates one record of a kind for a tenant (as its Owner) and returns its id. */
-async function createRecord(tenant: Tenant, kind: Kind, links: { locationIds?: string[]; serviceIds?: string[] } = {}): Promise<string> {
+function createRecord(tenant: TenantFixture, kind: Kind, links: { locationIds?: string[]; serviceIds?: string[] } = {}): Promise<string> {
   const tag = randomUUID().slice(0, 8);
-  const payload: Record<Kind, Record<string, unknown>> = {
-    location: { name: `Location ${tag}`, timezoneName: 'Europe/London' },
-    service: { name: `Service ${tag}`, duration: 30, locationIds: links.locationIds ?? [] },
-    resource: { name: `Resource ${tag}`, locationIds: links.locationIds ?? [], serviceIds: links.serviceIds ?? [] },
-    customer: { firstName: `Customer ${tag}`, email: uniqueEmail('customer') },
-  };
-  const body = await ok<{ id: string }>(await call('POST', `/v3/${kind}`, tenant.dashboard, payload[kind]), 201);
-  return body.id;
+  const { locationIds = [], serviceIds = [] } = links;
+  if (kind === 'location') return tenant.location({ name: `Location ${tag}` });
+  if (kind === 'service') return tenant.service({ name: `Service ${tag}`, duration: 30, locationIds });
+  if (kind === 'resource') return tenant.resource({ name: `Resource ${tag}`, locationIds, serviceIds });
+  return tenant.customer({ firstName: `Customer ${tag}`, email: uniqueEmail('customer') });
 }
 
-async function createWorld(name: string): Promise<World> {
-  const tenant = await createTenant(context.app, `${name} ${randomUUID()}`);
+async function newWorld(name: string): Promise<World> {
+  const tenant = await context.world.tenant({ name: `${name} ${randomUUID()}` });
   const location = await createRecord(tenant, 'location');
   const service = await createRecord(tenant, 'service', { locationIds: [location] });
   const resource = await createRecord(tenant, 'resource', { locationIds: [location], serviceIds: [service] });
   const customerEmail = uniqueEmail('customer');
-  const customer = await ok<{ id: string }>(
-    await call('POST', '/v3/customer', tenant.dashboard, { firstName: `${name} customer`, email: customerEmail }),
-    201,
-  );
-  return { tenant, location, service, resource, customer: customer.id, customerEmail };
+  const customer = await tenant.customer({ firstName: `${name} customer`, email: customerEmail });
+  return { tenant, location, service, resource, customer, customerEmail };
 }
 
 before(async () => {
   context = await createTestContext();
-  [A, B, W] = await Promise.all([createWorld('Tenant A'), createWorld('Tenant B'), createWorld('Tenant W')]);
+  [A, B, W] = await Promise.all([newWorld('Tenant A'), newWorld('Tenant B'), newWorld('Tenant W')]);
   for (const world of [A, W]) machineHeaders.set(world, { authorization: `Bearer ${await machineToken(context.app, world.tenant)}` });
   memberOfW = (await addMember(context, W.tenant, 'User')).userId;
 });

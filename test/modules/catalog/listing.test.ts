@@ -2,8 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTenant, createTestContext, json, machineToken } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -96,7 +97,7 @@ async function seed(tenant: Tenant, kind: Exclude<Kind, 'customer'>, count: numb
 describe('paging', () => {
   for (const kind of ['location', 'service', 'resource'] as const) {
     test(`/v3/${kind}s: default 20, page 2 has the rest, limit 500 is allowed and 501 is 400`, async () => {
-      const tenant = await createTenant(context.app);
+      const tenant = await context.world.tenant();
       // Two through the API, the rest seeded.
       await create(tenant, kind, minimal[kind](1));
       await create(tenant, kind, minimal[kind](2));
@@ -129,7 +130,7 @@ describe('paging', () => {
   }
 
   test('/v3/customers: default 20, page 2 has the rest, limit 100 is allowed and 101 is 400', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const made: Row[] = [];
     for (let n = 1; n <= 23; n++) made.push(await create(tenant, 'customer', { firstName: 'Pat', lastName: `C${pad(n)}`, email: `c${n}@example.com` }));
     const first = await list(tenant.dashboard, '/v3/customers');
@@ -148,7 +149,7 @@ describe('paging', () => {
   });
 
   test('stop paging when a page is shorter than the limit: every record once, whether or not the total divides evenly', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const made = await seed(tenant, 'service', 12);
     for (const limit of [5, 4, 12, 13]) {
       const seen: string[] = [];
@@ -182,7 +183,7 @@ async function smallCatalog(tenant: Tenant) {
 
 describe('include and the full graph', () => {
   test('locations: list objects omit address, company, services and resources unless include names them', async () => {
-    const tenant = await createTenant(context.app, `Include Co ${randomUUID()}`);
+    const tenant = await context.world.tenant({ name: `Include Co ${randomUUID()}` });
     const { location, service, resource } = await smallCatalog(tenant);
     const company = { id: tenant.companyId, name: (await read(tenant, 'location', location.id)).company.name };
     assert.match(company.name, /^Include Co /);
@@ -206,7 +207,7 @@ describe('include and the full graph', () => {
   });
 
   test('services: list objects omit company, locations and resources unless include names them', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service, resource } = await smallCatalog(tenant);
     const [plain] = (await list(tenant.dashboard, '/v3/services')).data;
     for (const key of ['company', 'locations', 'resources']) assert.equal(key in plain!, false, `${key} absent`);
@@ -225,7 +226,7 @@ describe('include and the full graph', () => {
   });
 
   test('resources: list objects omit company, locations and services unless include names them', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service, resource } = await smallCatalog(tenant);
     const [plain] = (await list(tenant.dashboard, '/v3/resources')).data;
     for (const key of ['company', 'locations', 'services']) assert.equal(key in plain!, false, `${key} absent`);
@@ -243,7 +244,7 @@ describe('include and the full graph', () => {
   });
 
   test('an unknown include name is 400 on query path include', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const url of [
       '/v3/locations?include=bogus',
       '/v3/locations?include=services,bogus',
@@ -258,7 +259,7 @@ describe('include and the full graph', () => {
   });
 
   test('single reads and writes return the full graph: address, company {id, name} and linked records', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service, resource } = await smallCatalog(tenant);
     const other = await create(tenant, 'resource', { name: 'Alex', locationIds: [location.id] });
 
@@ -309,7 +310,7 @@ describe('archiving and other companies', () => {
 
   for (const kind of ['location', 'service', 'resource', 'customer'] as const) {
     test(`${kind}: DELETE archives (204); then GET, PUT, PATCH and DELETE give 404 and lists omit it`, async () => {
-      const tenant = await createTenant(context.app);
+      const tenant = await context.world.tenant();
       const keep = await create(tenant, kind, kind === 'customer' ? { ...samples.customer, email: 'keep@example.com' } : { ...samples[kind], name: 'Keep' });
       const gone = await create(tenant, kind, samples[kind]);
       assert.equal((await list(tenant.dashboard, `/v3/${kind}s`)).total, 2);
@@ -330,8 +331,8 @@ describe('archiving and other companies', () => {
     });
 
     test(`${kind}: another company's id in the path is 404 for GET, PUT, PATCH and DELETE, and the record stays`, async () => {
-      const owner = await createTenant(context.app);
-      const stranger = await createTenant(context.app);
+      const owner = await context.world.tenant();
+      const stranger = await context.world.tenant();
       const record = await create(owner, kind, samples[kind]);
       const before = await read(owner, kind, record.id);
 
@@ -350,7 +351,7 @@ describe('archiving and other companies', () => {
   }
 
   test('archived locations and services drop out of the links of the records that remain', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service, resource } = await smallCatalog(tenant);
     const second = await create(tenant, 'location', { name: 'Annex', timezoneName: 'Europe/London' });
     await write(tenant, 'PUT', 'service', service.id, { locationIds: [location.id, second.id] });
@@ -388,7 +389,7 @@ describe('updates change only the given fields', () => {
   }
 
   test('location', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location } = await smallCatalog(tenant);
     await write(tenant, 'PUT', 'location', location.id, { weeklyAvailability: { mon: [{ start: '09:00', end: '17:00' }] }, bookingTimerMinutes: 15, email: 'desk@example.com' });
     await checkPartial(tenant, 'location', location.id, { name: 'Central Renamed' }, { phone: '02079999999' });
@@ -399,7 +400,7 @@ describe('updates change only the given fields', () => {
   });
 
   test('service, including its location links', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service } = await smallCatalog(tenant);
     await write(tenant, 'PUT', 'service', service.id, {
       description: 'Cut',
@@ -425,7 +426,7 @@ describe('updates change only the given fields', () => {
   });
 
   test('resource, including its location and service links', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { location, service, resource } = await smallCatalog(tenant);
     await write(tenant, 'PUT', 'resource', resource.id, { email: 'sam@example.com', timezoneName: 'Europe/London', bookingLimit: 2 });
     const changed = await checkPartial(tenant, 'resource', resource.id, { name: 'Samantha' }, { phone: '07123456789' });
@@ -435,7 +436,7 @@ describe('updates change only the given fields', () => {
   });
 
   test('customer', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const customer = await create(tenant, 'customer', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', phone: '07123456789', notes: 'VIP', field1: 'a' });
     const changed = await checkPartial(tenant, 'customer', customer.id, { lastName: 'King' }, { email: 'ada.king@example.com' });
     assert.deepEqual([changed.firstName, changed.phone, changed.notes, changed.field1], ['Ada', '07123456789', 'VIP', 'a']);
@@ -456,7 +457,7 @@ describe('list filters', () => {
   }
 
   test('GET /v3/services?LocationId= lists the services offered there', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const c = await catalog(tenant);
     assert.deepEqual(names((await list(tenant.dashboard, '/v3/services')).data), ['Both', 'North Only', 'Nowhere']);
     const north = await list(tenant.dashboard, `/v3/services?LocationId=${c.north.id}`);
@@ -470,7 +471,7 @@ describe('list filters', () => {
   });
 
   test('GET /v3/resources?LocationId=&ServiceId= filters by location, by service and by both', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const c = await catalog(tenant);
     const at = async (query: string) => names((await list(tenant.dashboard, `/v3/resources?${query}`)).data);
     assert.deepEqual(await at(''), ['Ann', 'Bob', 'Cat']);
@@ -488,8 +489,8 @@ describe('list filters', () => {
   });
 
   test('a filter id that is not the company\'s is 400 naming the value, never a list or a 404', async () => {
-    const tenant = await createTenant(context.app);
-    const stranger = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const stranger = await context.world.tenant();
     await catalog(tenant);
     const theirs = await catalog(stranger);
     const unknown = randomUUID();

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMember, createTenant, createTestContext, json } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 
 let context: TestContext;
 before(async () => {
@@ -17,27 +17,18 @@ async function call(headers: Record<string, string>, method: 'GET' | 'POST' | 'P
   return context.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 }
 
-async function created(headers: Record<string, string>, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await call(headers, 'POST', url, payload);
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
-
 /** A tenant with locations A and B (owner's view) and a User scoped to A only. */
 async function world() {
-  const tenant: Tenant = await createTenant(context.app);
-  const owner = tenant.dashboard;
-  const a = await created(owner, '/v3/location', { name: 'A', timezoneName: 'Europe/London' });
-  const b = await created(owner, '/v3/location', { name: 'B', timezoneName: 'Europe/London' });
-  const c = await created(owner, '/v3/location', { name: 'C', timezoneName: 'Europe/London' });
+  const tenant = await context.world.tenant();
+  const [a, b, c] = [await tenant.location({ name: 'A' }), await tenant.location({ name: 'B' }), await tenant.location({ name: 'C' })];
   const member = await addMember(context, tenant, 'User');
   await context.database.db
     .updateTable('companyUsers')
-    .set({ locationAccessMode: 'LOCATIONS', allowedLocationIds: [a.id, c.id] })
+    .set({ locationAccessMode: 'LOCATIONS', allowedLocationIds: [a, c] })
     .where('userId', '=', member.userId)
     .where('companyId', '=', tenant.companyId)
     .execute();
-  return { tenant, owner, scoped: member.headers, a: a.id, b: b.id, c: c.id };
+  return { tenant, owner: tenant.dashboard, scoped: member.headers, a, b, c };
 }
 
 const sorted = (ids: string[]) => [...ids].sort();
@@ -47,35 +38,35 @@ for (const kind of ['service', 'resource'] as const) {
 
   test(`a scoped user's ${kind} locationIds write keeps the links outside their scope`, async () => {
     const w = await world();
-    const record = await created(w.owner, `/v3/${kind}`, { ...base, locationIds: [w.a, w.b] });
+    const record = await w.tenant[kind]({ ...base, locationIds: [w.a, w.b] });
 
     // Their view: only their own location.
-    const seen = json(await call(w.scoped, 'GET', `/v3/${kind}/${record.id}`));
+    const seen = json(await call(w.scoped, 'GET', `/v3/${kind}/${record}`));
     assert.deepEqual(seen.locationIds, [w.a]);
     assert.deepEqual(seen.locations.map((l: { id: string }) => l.id), [w.a]);
     const listed = json(await call(w.scoped, 'GET', `/v3/${kind}s?include=locations`));
-    assert.deepEqual(listed.data.find((r: { id: string }) => r.id === record.id).locationIds, [w.a]);
+    assert.deepEqual(listed.data.find((r: { id: string }) => r.id === record).locationIds, [w.a]);
 
     // Adding C and dropping A leaves B.
-    const changed = await call(w.scoped, 'PUT', `/v3/${kind}/${record.id}`, { locationIds: [w.c] });
+    const changed = await call(w.scoped, 'PUT', `/v3/${kind}/${record}`, { locationIds: [w.c] });
     assert.equal(changed.statusCode, 200, changed.body);
     assert.deepEqual(json(changed).locationIds, [w.c]);
-    const ownerView = json(await call(w.owner, 'GET', `/v3/${kind}/${record.id}`));
+    const ownerView = json(await call(w.owner, 'GET', `/v3/${kind}/${record}`));
     assert.deepEqual(sorted(ownerView.locationIds), sorted([w.b, w.c]));
 
     // An empty list removes only theirs.
-    const emptied = await call(w.scoped, 'PUT', `/v3/${kind}/${record.id}`, { ...base, locationIds: [w.c, w.a] });
+    const emptied = await call(w.scoped, 'PUT', `/v3/${kind}/${record}`, { ...base, locationIds: [w.c, w.a] });
     assert.equal(emptied.statusCode, 200, emptied.body);
-    assert.deepEqual(sorted(json(await call(w.owner, 'GET', `/v3/${kind}/${record.id}`)).locationIds), sorted([w.a, w.b, w.c]));
+    assert.deepEqual(sorted(json(await call(w.owner, 'GET', `/v3/${kind}/${record}`)).locationIds), sorted([w.a, w.b, w.c]));
   });
 
   test(`a scoped user cannot add a ${kind} link to a location outside their scope (403 LOCATION-112)`, async () => {
     const w = await world();
-    const record = await created(w.owner, `/v3/${kind}`, { ...base, locationIds: [w.a] });
-    const refused = await call(w.scoped, 'PUT', `/v3/${kind}/${record.id}`, { locationIds: [w.a, w.b] });
+    const record = await w.tenant[kind]({ ...base, locationIds: [w.a] });
+    const refused = await call(w.scoped, 'PUT', `/v3/${kind}/${record}`, { locationIds: [w.a, w.b] });
     assert.equal(refused.statusCode, 403, refused.body);
     assert.equal(json(refused).code, 'LOCATION-112');
-    assert.deepEqual(json(await call(w.owner, 'GET', `/v3/${kind}/${record.id}`)).locationIds, [w.a]);
+    assert.deepEqual(json(await call(w.owner, 'GET', `/v3/${kind}/${record}`)).locationIds, [w.a]);
   });
 }
 

@@ -13,8 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, uniqueEmail } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json, uniqueEmail } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
 
@@ -29,7 +30,7 @@ const label: Record<Who, string> = {
 };
 
 interface World {
-  tenant: Tenant;
+  tenant: TenantFixture;
   headers: Record<Who, Record<string, string>>;
   location1: string;
   location2: string;
@@ -55,29 +56,20 @@ function call(method: Method, url: string, headers: Record<string, string>, payl
   return context.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 }
 
-/** The id of the record a POST created. */
-async function created(pending: Promise<LightMyRequestResponse>): Promise<string> {
-  const response = await pending;
-  assert.equal(response.statusCode, 201, response.body);
-  return json<{ id: string }>(response).id;
-}
-
 const tag = () => randomUUID().slice(0, 8);
 const owner = (world: World) => world.headers.Owner;
-const newLocation = (world: World) => created(call('POST', '/v3/location', owner(world), { name: `Location ${tag()}`, timezoneName: 'Europe/Paris' }));
-const newService = (world: World, locationIds: string[]) =>
-  created(call('POST', '/v3/service', owner(world), { name: `Service ${tag()}`, duration: 30, locationIds }));
-const newResource = (world: World, locationIds: string[], serviceIds: string[]) =>
-  created(call('POST', '/v3/resource', owner(world), { name: `Resource ${tag()}`, locationIds, serviceIds }));
-const newCustomer = (world: World) => created(call('POST', '/v3/customer', owner(world), { firstName: `Customer ${tag()}`, email: uniqueEmail('customer') }));
+const newLocation = (world: World) => world.tenant.location({ name: `Location ${tag()}`, timezone: 'Europe/Paris' });
+const newService = (world: World, locationIds: string[]) => world.tenant.service({ name: `Service ${tag()}`, duration: 30, locationIds });
+const newResource = (world: World, locationIds: string[], serviceIds: string[]) => world.tenant.resource({ name: `Resource ${tag()}`, locationIds, serviceIds });
+const newCustomer = (world: World) => world.tenant.customer({ firstName: `Customer ${tag()}`, email: uniqueEmail('customer') });
 
 async function adjust(world: World, users: Array<Record<string, unknown>>) {
   const response = await call('POST', '/v3/users/adjustUsers', owner(world), { users });
   assert.equal(response.statusCode, 200, response.body);
 }
 
-async function createWorld(): Promise<World> {
-  const tenant = await createTenant(context.app, `Roles ${randomUUID()}`);
+async function newWorld(): Promise<World> {
+  const tenant = await context.world.tenant();
   const headers = { Owner: tenant.dashboard } as Record<Who, Record<string, string>>;
   const world = { tenant, headers } as World;
   const [admin, user, resource, scoped] = await Promise.all([
@@ -110,7 +102,7 @@ let reads: World;
 let writes: World;
 before(async () => {
   context = await createTestContext();
-  [reads, writes] = await Promise.all([createWorld(), createWorld()]);
+  [reads, writes] = await Promise.all([newWorld(), newWorld()]);
 });
 after(() => context.close());
 

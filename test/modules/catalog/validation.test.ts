@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTenant, createTestContext, json } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -133,7 +134,7 @@ describe('locations', () => {
   ];
 
   test('each rule on POST /v3/location: 400 with path and code; nothing is created', async (t) => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const [label, payload, expected] of cases) {
       await t.test(label, async () => void assertInvalid(await call(tenant, 'POST', '/v3/location', payload), expected));
     }
@@ -141,13 +142,13 @@ describe('locations', () => {
   });
 
   test('the message of an unknown field names it', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const body = assertInvalid(await call(tenant, 'POST', '/v3/location', { ...LOCATION, colour: 'blue' }), [{ path: 'colour' }]);
     assert.match(body.errors[0]!.msg, /colour/);
   });
 
   test('an empty body names both required fields and has no body code', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertInvalid(await call(tenant, 'POST', '/v3/location', {}), [
       { path: 'name', code: 'LOCATION-117' },
       { path: 'timezoneName', code: 'LOCATION-120' },
@@ -160,7 +161,7 @@ describe('locations', () => {
   });
 
   test('every failing field is reported at once', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertInvalid(
       await call(tenant, 'POST', '/v3/location', { name: x(51), timezoneName: 'Mars/Base', phone: '123', bookingTimerMinutes: 31, address: { addressLine1: 'A' } }),
       [
@@ -175,7 +176,7 @@ describe('locations', () => {
   });
 
   test('the boundaries are accepted: name of 50, phone of 7 and 15, timer 1 and 30, "24:00" end, touching intervals', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const first = await create(tenant, 'location', {
       name: x(50),
       timezoneName: 'Asia/Kolkata',
@@ -200,7 +201,7 @@ describe('locations', () => {
   });
 
   test('PUT and PATCH of an existing location check the same rules and change nothing when rejected', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const location = await create(tenant, 'location', { ...LOCATION, address: { country: 'GB', city: 'London' }, phone: '02071234567' });
     const before = await read(tenant, 'location', location.id);
     const bad: Array<[Record<string, unknown>, Expected[]]> = [
@@ -269,7 +270,7 @@ describe('services', () => {
   ];
 
   test('each rule on POST /v3/service: 400 with path and code; nothing is created', async (t) => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const [label, payload, expected] of cases) {
       await t.test(label, async () => void assertInvalid(await call(tenant, 'POST', '/v3/service', payload), expected));
     }
@@ -277,7 +278,7 @@ describe('services', () => {
   });
 
   test('field1 to field10 of 256 characters give CUSTOMF-100 to CUSTOMF-109; 255 is accepted', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (let n = 1; n <= 10; n++) {
       assertInvalid(await call(tenant, 'POST', '/v3/service', { ...SERVICE, [`field${n}`]: x(256) }), [{ path: `field${n}`, code: `CUSTOMF-${99 + n}` }]);
     }
@@ -288,7 +289,7 @@ describe('services', () => {
   });
 
   test('valid setups are accepted: duration select, every book-ahead unit at its maximum, bookInAdvance 10080', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const service = await create(tenant, 'service', select);
     assert.deepEqual(
       [service.durationSelect, service.durationMin, service.durationMax, service.durationInterval, service.duration],
@@ -304,7 +305,7 @@ describe('services', () => {
   });
 
   test('PUT and PATCH check the duration-select rules on the merged state and change nothing when rejected', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const service = await create(tenant, 'service', select);
     const before = await read(tenant, 'service', service.id);
     const bad: Array<[Record<string, unknown>, Expected[]]> = [
@@ -344,7 +345,7 @@ describe('services', () => {
   });
 
   test('PUT checks the book-ahead rules on the merged state', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const service = await create(tenant, 'service', { ...SERVICE, bookAheadUnit: 'days', bookAheadValue: 30 });
     // 30 weeks is fine; 60 weeks with the stored unit is not.
     const weeks = await call(tenant, 'PUT', `/v3/service/${service.id}`, { bookAheadUnit: 'weeks' });
@@ -382,7 +383,7 @@ describe('resources', () => {
   ];
 
   test('each rule on POST /v3/resource: 400 with path and code; nothing is created', async (t) => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const [label, payload, expected] of cases) {
       await t.test(label, async () => void assertInvalid(await call(tenant, 'POST', '/v3/resource', payload), expected));
     }
@@ -390,7 +391,7 @@ describe('resources', () => {
   });
 
   test('a name of 255, an IANA zone and "24:00" are accepted', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const resource = await create(tenant, 'resource', {
       name: x(255),
       timezoneName: 'America/New_York',
@@ -401,7 +402,7 @@ describe('resources', () => {
   });
 
   test('PUT and PATCH check the same rules and change nothing when rejected', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const resource = await create(tenant, 'resource', { ...RESOURCE, timezoneName: 'Europe/Paris' });
     const before = await read(tenant, 'resource', resource.id);
     const bad: Array<[Record<string, unknown>, Expected[]]> = [
@@ -431,7 +432,7 @@ describe('customers', () => {
   ];
 
   test('each rule on POST /v3/customer: 400 with path and code; nothing is created', async (t) => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const [label, payload, expected] of cases) {
       await t.test(label, async () => void assertInvalid(await call(tenant, 'POST', '/v3/customer', payload), expected));
     }
@@ -444,7 +445,7 @@ describe('customers', () => {
   });
 
   test('an email of exactly 254 characters and custom fields of 255 are accepted', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = `${x(242)}@example.com`;
     assert.equal(email.length, 254);
     const fields = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`field${i + 1}`, x(255)]));
@@ -454,7 +455,7 @@ describe('customers', () => {
   });
 
   test('a duplicate email in the same company, ignoring case, is 409 and creates nothing', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const first = await create(tenant, 'customer', customer('Ada@Example.com'));
     const duplicate = await call(tenant, 'POST', '/v3/customer', customer('ada@EXAMPLE.COM'));
     assert.equal(duplicate.statusCode, 409, duplicate.body);
@@ -467,7 +468,7 @@ describe('customers', () => {
   });
 
   test('changing an email to another customer\'s is 409; to its own in other case is fine', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const ada = await create(tenant, 'customer', customer('ada@example.com'));
     const grace = await create(tenant, 'customer', { firstName: 'Grace', email: 'grace@example.com' });
     for (const method of ['PUT', 'PATCH'] as const) {
@@ -483,8 +484,8 @@ describe('customers', () => {
   });
 
   test('the same email in another company is 201', async () => {
-    const one = await createTenant(context.app);
-    const two = await createTenant(context.app);
+    const one = await context.world.tenant();
+    const two = await context.world.tenant();
     await create(one, 'customer', customer('shared@example.com'));
     await create(two, 'customer', customer('SHARED@example.com'));
     assert.equal(await total(one, 'customer'), 1);
@@ -492,7 +493,7 @@ describe('customers', () => {
   });
 
   test('an archived customer\'s email can be reused', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const old = await create(tenant, 'customer', customer('again@example.com'));
     const archived = await call(tenant, 'DELETE', `/v3/customer/${old.id}`);
     assert.equal(archived.statusCode, 204, archived.body);
@@ -502,14 +503,14 @@ describe('customers', () => {
   });
 
   test('DELETE /v3/customer/ without an id is 400 on params', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertInvalid(await call(tenant, 'DELETE', '/v3/customer/'), [{ path: 'id', location: 'params' }]);
     assertInvalid(await call(tenant, 'DELETE', '/v3/customer/not-a-uuid'), [{ path: 'id', location: 'params' }]);
   });
 });
 
 test('a malformed id in the path is 400 on params for every catalog read and write', async () => {
-  const tenant = await createTenant(context.app);
+  const tenant = await context.world.tenant();
   for (const kind of ['location', 'service', 'resource', 'customer'] as const) {
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
       const payload = method === 'PUT' || method === 'PATCH' ? {} : undefined;

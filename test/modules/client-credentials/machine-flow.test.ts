@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createClientCredentials, createTenant, createTestContext, json, machineToken } from '../../helpers/app.js';
-import type { TestContext, Tenant } from '../../helpers/app.js';
+import { addMember, createClientCredentials, createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -53,7 +54,7 @@ const WRITE_REQUIRED = 'Insufficient scope: write required';
 
 describe('Machine flow 1: client ids', () => {
   test('POST /v3/clientId shows the secret once; GET /v3/clientIds never shows it', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const created = await context.app.inject({ method: 'POST', url: '/v3/clientId', headers: tenant.dashboard, payload: { name: 'CI' } });
     assert.equal(created.statusCode, 201, created.body);
     const credential = json(created);
@@ -76,7 +77,7 @@ describe('Machine flow 1: client ids', () => {
   });
 
   test('a User-role member cannot create client ids', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const response = await context.app.inject({ method: 'POST', url: '/v3/clientId', headers: member.headers, payload: {} });
     assertError(response, 403);
@@ -85,7 +86,7 @@ describe('Machine flow 1: client ids', () => {
 
 describe('Machine flow 2: requesting a token', () => {
   test('credentials in the form body', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
     assert.equal(response.statusCode, 200, response.body);
@@ -99,7 +100,7 @@ describe('Machine flow 2: requesting a token', () => {
   });
 
   test('credentials as HTTP Basic, each part form-urlencoded (RFC 6749 2.3.1)', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
 
     const plain = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(clientId, clientSecret) });
@@ -121,7 +122,7 @@ describe('Machine flow 2: requesting a token', () => {
   });
 
   test('a JSON body is accepted too', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await context.app.inject({
       method: 'POST',
@@ -133,7 +134,7 @@ describe('Machine flow 2: requesting a token', () => {
   });
 
   test('the token endpoint answers without caching', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
     assert.equal(response.statusCode, 200);
@@ -143,7 +144,7 @@ describe('Machine flow 2: requesting a token', () => {
 
 describe('Machine flow 3: the access token', () => {
   test('is an HS256 JWT with the specified claims', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
     assert.equal(response.statusCode, 200, response.body);
@@ -160,7 +161,7 @@ describe('Machine flow 3: the access token', () => {
   });
 
   test('lasts about one hour', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
     assert.equal(response.statusCode, 200, response.body);
@@ -175,7 +176,7 @@ describe('Machine flow 3: the access token', () => {
   });
 
   test('a new token can be requested with the same credentials', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const fields = { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret };
     const first = await tokenRequest(fields);
@@ -202,7 +203,7 @@ describe('Machine flow 4: scopes', () => {
   ];
   for (const [label, scope, granted] of cases) {
     test(`scope ${label} gives "${granted}"`, async () => {
-      const tenant = await createTenant(context.app);
+      const tenant = await context.world.tenant();
       const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
       const fields: Record<string, string> = { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret };
       if (scope !== undefined) fields.scope = scope;
@@ -216,7 +217,7 @@ describe('Machine flow 4: scopes', () => {
 
   for (const scope of ['read admin', 'admin', 'write openid', 'READ']) {
     test(`scope "${scope}" is refused with 400 Invalid OAuth scope and no token`, async () => {
-      const tenant = await createTenant(context.app);
+      const tenant = await context.world.tenant();
       const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
       const response = await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope });
       assertError(response, 400, 'Invalid OAuth scope');
@@ -226,7 +227,7 @@ describe('Machine flow 4: scopes', () => {
 
 describe('Machine flow 5: scope enforcement', () => {
   test('a write token may GET', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant, 'write');
     const response = await context.app.inject({ method: 'GET', url: '/v3/company', headers: bearer(token) });
     assert.equal(response.statusCode, 200, response.body);
@@ -234,7 +235,7 @@ describe('Machine flow 5: scope enforcement', () => {
   });
 
   test('a write token may write', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant, 'write');
     const response = await context.app.inject({ method: 'PUT', url: '/v3/company', headers: bearer(token), payload: { name: 'Renamed by machine' } });
     assert.equal(response.statusCode, 200, response.body);
@@ -242,14 +243,14 @@ describe('Machine flow 5: scope enforcement', () => {
   });
 
   test('a read token may GET', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant, 'read');
     const response = await context.app.inject({ method: 'GET', url: '/v3/company', headers: bearer(token) });
     assert.equal(response.statusCode, 200, response.body);
   });
 
   test('a read token gets 403 Insufficient scope: write required on POST, PUT, PATCH and DELETE', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const credential = await createClientCredentials(context.app, tenant);
     const token = await machineToken(context.app, tenant, 'read');
     const calls = [
@@ -273,8 +274,8 @@ describe('Machine flow 5: scope enforcement', () => {
 
 describe('Machine flow 6 and 7: the token decides the company', () => {
   test('another company\'s x-api-key or x-client-id does not change the token\'s company', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const response = await context.app.inject({
       method: 'GET',
@@ -297,15 +298,15 @@ describe('Machine flow 6 and 7: the token decides the company', () => {
   });
 
   test('no x-api-key is needed', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const response = await context.app.inject({ method: 'GET', url: '/v3/company', headers: bearer(token) });
     assert.equal(response.statusCode, 200, response.body);
   });
 
   test('another company\'s resource addressed in the path is 404', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const foreign = await createClientCredentials(context.app, other);
 
     // Client ids are managed from the dashboard (machine tokens are refused there), so the caller
@@ -324,7 +325,7 @@ describe('Machine flow 6 and 7: the token decides the company', () => {
   });
 
   test('a missing id in the path is 404, a malformed one 400', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const missing = await context.app.inject({
       method: 'DELETE',
       url: '/v3/clientId/00000000-0000-4000-8000-000000000000',
@@ -339,7 +340,7 @@ describe('Machine flow 6 and 7: the token decides the company', () => {
 
 describe('Machine flow 8: dashboard-only operations', () => {
   test('machine tokens get 403 on company creation, profile changes, refresh-token generation and client ids', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const calls = [
       { method: 'POST' as const, url: '/v3/company', payload: { name: 'Machine Co' }, message: 'Machine tokens cannot create companies' },
@@ -361,8 +362,8 @@ describe('Machine flow 8: dashboard-only operations', () => {
   });
 
   test('GET /v3/companies returns only the bound company', async () => {
-    const tenant = await createTenant(context.app);
-    await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const response = await context.app.inject({ method: 'GET', url: '/v3/companies', headers: bearer(token) });
     assert.equal(response.statusCode, 200, response.body);
@@ -377,7 +378,7 @@ describe('Machine flow 8: dashboard-only operations', () => {
 
 describe('Machine flow 9: the token request itself', () => {
   test('malformed Basic authorization is 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const malformed = [
       'Basic',
@@ -394,7 +395,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('Basic credentials that differ from those in the body are 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const mine = await createClientCredentials(context.app, tenant);
     const other = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest(
@@ -405,7 +406,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('a wrong secret is 401, in the body and as Basic', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const wrong = `${clientSecret.slice(0, -1)}${clientSecret.endsWith('A') ? 'B' : 'A'}`;
     assertError(await tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: wrong }), 401, INVALID_CLIENT);
@@ -414,8 +415,8 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('another client\'s secret is 401', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const mine = await createClientCredentials(context.app, tenant);
     const theirs = await createClientCredentials(context.app, other);
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: mine.clientId, client_secret: theirs.clientSecret });
@@ -423,7 +424,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('an unknown client is 401 with the same message as a wrong secret', async () => {
-    await createTenant(context.app);
+    await context.world.tenant();
     const response = await tokenRequest({ grant_type: 'client_credentials', client_id: 'cid_unknown', client_secret: 'cs_whatever' });
     assertError(response, 401, INVALID_CLIENT);
     const none = await tokenRequest({ grant_type: 'client_credentials' });
@@ -431,7 +432,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('a Bearer header on the token endpoint is 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const token = await machineToken(context.app, tenant);
     const response = await tokenRequest(
@@ -447,7 +448,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('an unsupported grant_type is 400', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     for (const grantType of ['password', 'refresh_token', 'authorization_code', '']) {
       const response = await tokenRequest({ grant_type: grantType, client_id: clientId, client_secret: clientSecret });
@@ -456,7 +457,7 @@ describe('Machine flow 9: the token request itself', () => {
   });
 
   test('a missing grant_type is 400 Validation Error on grant_type', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
     const response = await tokenRequest({ client_id: clientId, client_secret: clientSecret });
     const body = assertError(response, 400, 'Validation Error');
@@ -469,7 +470,7 @@ describe('Machine flow 9: the token request itself', () => {
 
 describe('Revocation and suspension', () => {
   test('a revoked client gets no token, and its live tokens stop working', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const credential = await createClientCredentials(context.app, tenant);
     const fields = { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret };
     const issued = await tokenRequest(fields);
@@ -499,7 +500,7 @@ describe('Revocation and suspension', () => {
   });
 
   test('a suspended company gets 403 on token requests and on every call', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const credential = await createClientCredentials(context.app, tenant);
     const fields = { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret };
     const issued = await tokenRequest(fields);

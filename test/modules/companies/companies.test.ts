@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, machineToken, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -84,7 +85,7 @@ const names = (page: CompanyPage) => page.data.map((company) => company.name).so
 
 describe('POST /v3/company', () => {
   test('creates the company, shows the API key once, and makes the caller its Owner', async () => {
-    const user = await signup(context.app, 'creator');
+    const user = await context.world.user('creator');
     const response = await context.app.inject({
       method: 'POST',
       url: '/v3/company',
@@ -124,7 +125,7 @@ describe('POST /v3/company', () => {
   });
 
   test('a missing or empty name is 400 at path "name"', async () => {
-    const user = await signup(context.app, 'nameless');
+    const user = await context.world.user('nameless');
     for (const payload of [{}, { name: '' }, { name: 42 }]) {
       const response = await context.app.inject({ method: 'POST', url: '/v3/company', headers: userHeaders(user), payload });
       const entry = validationErrors(response).find((e) => e.path === 'name');
@@ -136,7 +137,7 @@ describe('POST /v3/company', () => {
   });
 
   test('disableNotifications on creation sets both channel flags', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const created = await createCompany(tenant, 'Quiet Co', { disableNotifications: true });
     assert.equal(created.disableEmailNotifications, true);
     assert.equal(created.disableSmsNotifications, true);
@@ -145,7 +146,7 @@ describe('POST /v3/company', () => {
   });
 
   test('a machine token cannot create a company', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const response = await context.app.inject({
       method: 'POST',
@@ -159,9 +160,9 @@ describe('POST /v3/company', () => {
 
 describe('GET /v3/companies', () => {
   test('with the dashboard JWT alone lists only the caller\'s companies', async () => {
-    const mine = await createTenant(context.app, 'Mine First');
+    const mine = await context.world.tenant({ name: 'Mine First' });
     const second = await createCompany(mine, 'Mine Second');
-    const other = await createTenant(context.app, 'Not Mine');
+    const other = await context.world.tenant({ name: 'Not Mine' });
 
     const page = await listCompanies(userHeaders(mine));
     assert.deepEqual(page.data.map((company) => company.id).sort(), [mine.companyId, second.id].sort());
@@ -177,7 +178,7 @@ describe('GET /v3/companies', () => {
   });
 
   test('search is a case-insensitive prefix of the name', async () => {
-    const tenant = await createTenant(context.app, 'Acme Dental');
+    const tenant = await context.world.tenant({ name: 'Acme Dental' });
     await createCompany(tenant, 'acme Vet');
     await createCompany(tenant, 'The Acme Shop');
     const headers = userHeaders(tenant);
@@ -192,7 +193,7 @@ describe('GET /v3/companies', () => {
   });
 
   test('% and _ in search are literal characters', async () => {
-    const tenant = await createTenant(context.app, '50% Off');
+    const tenant = await context.world.tenant({ name: '50% Off' });
     for (const name of ['50 Off Club', '5_0 Deals', '500 Club', 'Back\\slash']) await createCompany(tenant, name);
     const headers = userHeaders(tenant);
 
@@ -204,7 +205,7 @@ describe('GET /v3/companies', () => {
   });
 
   test('limit, page and total page through the list without overlap', async () => {
-    const tenant = await createTenant(context.app, 'Paged A');
+    const tenant = await context.world.tenant({ name: 'Paged A' });
     await createCompany(tenant, 'Paged B');
     await createCompany(tenant, 'Paged C');
     const headers = userHeaders(tenant);
@@ -223,7 +224,7 @@ describe('GET /v3/companies', () => {
   });
 
   test('limit 101 is 400 at path "limit", never shrunk', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'GET', url: '/v3/companies?limit=101', headers: userHeaders(tenant) });
     const errors = validationErrors(response);
     assert.equal(errors.length, 1, response.body);
@@ -232,7 +233,7 @@ describe('GET /v3/companies', () => {
   });
 
   test('a machine token sees only its own company', async () => {
-    const tenant = await createTenant(context.app, 'Machine Home');
+    const tenant = await context.world.tenant({ name: 'Machine Home' });
     await createCompany(tenant, 'Machine Sibling');
     const token = await machineToken(context.app, tenant, 'read');
     const headers = { authorization: `Bearer ${token}` };
@@ -243,7 +244,7 @@ describe('GET /v3/companies', () => {
     assert.equal((await listCompanies(headers, '?search=machine%20s')).total, 0);
     assert.deepEqual(names(await listCompanies(headers, '?search=MACHINE')), ['Machine Home']);
     // Another company's API key does not change the token's company.
-    const other = await createTenant(context.app);
+    const other = await context.world.tenant();
     const withKey = await listCompanies({ ...headers, 'x-api-key': other.apiKey });
     assert.deepEqual(withKey.data.map((company) => company.id), [tenant.companyId]);
   });
@@ -251,7 +252,7 @@ describe('GET /v3/companies', () => {
 
 describe('GET /v3/company', () => {
   test('returns the company fields, without the API key or disableNotifications', async () => {
-    const tenant = await createTenant(context.app, 'Read Co');
+    const tenant = await context.world.tenant({ name: 'Read Co' });
     const company = await readCompany(tenant.dashboard);
     assert.equal(company.id, tenant.companyId);
     assert.equal(company.name, 'Read Co');
@@ -268,7 +269,7 @@ describe('GET /v3/company', () => {
   });
 
   test('a Resource-role user reads the company without credential material', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const resource = await addMember(context, tenant, 'Resource');
     const company = await readCompany(resource.headers);
     assert.equal(company.id, tenant.companyId);
@@ -279,7 +280,7 @@ describe('GET /v3/company', () => {
 
 describe('PUT and PATCH /v3/company', () => {
   test('change only the fields given', async () => {
-    const tenant = await createTenant(context.app, 'Before', { allowedDomains: ['keep.example.com'], disableEmailNotifications: true });
+    const tenant = await context.world.tenant({ name: 'Before', allowedDomains: ['keep.example.com'], disableEmailNotifications: true });
 
     const renamed = await writeCompany('PUT', tenant, { name: 'After' });
     assert.equal(renamed.name, 'After');
@@ -307,7 +308,7 @@ describe('PUT and PATCH /v3/company', () => {
   });
 
   test('bad values are 400 naming the field and change nothing', async () => {
-    const tenant = await createTenant(context.app, 'Strict Co');
+    const tenant = await context.world.tenant({ name: 'Strict Co' });
     for (const [payload, path] of [
       [{ name: '' }, 'name'],
       [{ disableEmailNotifications: 'true' }, 'disableEmailNotifications'],
@@ -326,7 +327,7 @@ describe('PUT and PATCH /v3/company', () => {
   });
 
   test('disableNotifications alone sets both channel flags and is never returned', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const on = await writeCompany('PUT', tenant, { disableNotifications: true });
     assert.deepEqual(
       [on.disableEmailNotifications, on.disableSmsNotifications, on.disableEmailAndSmsNotifications],
@@ -346,7 +347,7 @@ describe('PUT and PATCH /v3/company', () => {
   });
 
   test('with a channel flag in the same body, disableNotifications is ignored', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const first = await writeCompany('PUT', tenant, { disableNotifications: true, disableSmsNotifications: true });
     assert.equal(first.disableSmsNotifications, true);
     assert.equal(first.disableEmailNotifications, false, 'the email flag is left as it was');
@@ -365,7 +366,7 @@ describe('PUT and PATCH /v3/company', () => {
   });
 
   test('disableEmailAndSmsNotifications is true only when both flags are true', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const [email, sms] of [
       [true, false],
       [false, true],
@@ -379,7 +380,7 @@ describe('PUT and PATCH /v3/company', () => {
   });
 
   test('a User-role member cannot change the company; an Admin can', async () => {
-    const tenant = await createTenant(context.app, 'Role Co');
+    const tenant = await context.world.tenant({ name: 'Role Co' });
     const user = await addMember(context, tenant, 'User');
     assertForbidden(await context.app.inject({ method: 'PUT', url: '/v3/company', headers: user.headers, payload: { name: 'By User' } }));
     const admin = await addMember(context, tenant, 'Admin');
@@ -391,7 +392,7 @@ describe('PUT and PATCH /v3/company', () => {
 
 describe('allowedDomains', () => {
   test('are normalised to lower-case hosts (with port), origins reduced to their host, duplicates dropped', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const company = await writeCompany('PUT', tenant, {
       allowedDomains: [
         'https://Booking.Example.com',
@@ -408,7 +409,7 @@ describe('allowedDomains', () => {
   });
 
   test('a wildcard is 400 with code COMPANY-102 at the offending entry', async () => {
-    const tenant = await createTenant(context.app, 'Wild Co', { allowedDomains: ['kept.example.com'] });
+    const tenant = await context.world.tenant({ name: 'Wild Co', allowedDomains: ['kept.example.com'] });
     for (const wildcard of ['*', '*.example.com', 'https://*.example.com']) {
       const response = await context.app.inject({
         method: 'PUT',
@@ -428,7 +429,7 @@ describe('allowedDomains', () => {
     assert.deepEqual((await readCompany(tenant.dashboard)).allowedDomains, ['kept.example.com']);
 
     // Creation refuses it the same way and creates nothing.
-    const user = await signup(context.app, 'wild');
+    const user = await context.world.user('wild');
     const response = await context.app.inject({
       method: 'POST',
       url: '/v3/company',
@@ -441,7 +442,7 @@ describe('allowedDomains', () => {
   });
 
   test('entries that are not a host or a bare http(s) origin are 400', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const bad of [
       'https://example.com/booking',
       'https://example.com?x=1',
@@ -462,8 +463,8 @@ describe('allowedDomains', () => {
 
 describe('tenant isolation', () => {
   test('my JWT with another company\'s API key is 403 and changes nothing', async () => {
-    const me = await createTenant(context.app);
-    const other = await createTenant(context.app, 'Other Co');
+    const me = await context.world.tenant();
+    const other = await context.world.tenant({ name: 'Other Co' });
     const headers = { authorization: `Bearer ${me.userToken}`, 'x-api-key': other.apiKey };
     assertForbidden(await context.app.inject({ method: 'GET', url: '/v3/company', headers }));
     assertForbidden(await context.app.inject({ method: 'PUT', url: '/v3/company', headers, payload: { name: 'Hijacked' } }));
@@ -474,7 +475,7 @@ describe('tenant isolation', () => {
 
 describe('credential rotation', () => {
   test('POST /v3/company/apiKey by the Owner issues a new key; the old one stops working', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: tenant.dashboard });
     assert.equal(response.statusCode, 200, response.body);
     const rotated = json<Company>(response);
@@ -491,7 +492,7 @@ describe('credential rotation', () => {
   });
 
   test('POST /v3/company/apiKey by an Admin works; by a User or a machine token is 403', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const user = await addMember(context, tenant, 'User');
     assertForbidden(await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: user.headers }));
     const token = await machineToken(context.app, tenant);
@@ -506,7 +507,7 @@ describe('credential rotation', () => {
   });
 
   test('POST /v3/company/publicClientId by the Owner or an Admin issues a new id; by a User or a machine token is 403', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'POST', url: '/v3/company/publicClientId', headers: tenant.dashboard });
     assert.equal(response.statusCode, 200, response.body);
     const rotated = json<Company>(response);
@@ -530,16 +531,10 @@ describe('credential rotation', () => {
 });
 
 test('GET /v3/companies?include=locations nests each company\'s live locations; without include there are none', async () => {
-  const tenant = await createTenant(context.app);
-  const created = await context.app.inject({
-    method: 'POST',
-    url: '/v3/location',
-    headers: tenant.dashboard,
-    payload: { name: 'Harbour', timezoneName: 'Australia/Adelaide' },
-  });
-  assert.equal(created.statusCode, 201, created.body);
+  const tenant = await context.world.tenant();
+  const harbour = await tenant.location({ name: 'Harbour', timezone: 'Australia/Adelaide' });
   const withInclude = json(await context.app.inject({ method: 'GET', url: '/v3/companies?include=locations', headers: userHeaders(tenant) }));
-  assert.deepEqual(withInclude.data[0].locations, [{ id: json(created).id, name: 'Harbour', timezoneName: 'Australia/Adelaide' }]);
+  assert.deepEqual(withInclude.data[0].locations, [{ id: harbour, name: 'Harbour', timezoneName: 'Australia/Adelaide' }]);
   const plain = json(await context.app.inject({ method: 'GET', url: '/v3/companies', headers: userHeaders(tenant) }));
   assert.equal('locations' in plain.data[0], false);
   const bad = await context.app.inject({ method: 'GET', url: '/v3/companies?include=secrets', headers: userHeaders(tenant) });

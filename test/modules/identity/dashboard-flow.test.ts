@@ -4,9 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, machineToken, signup, uniqueEmail } from '../../helpers/app.js';
-import type { TestContext, Tenant } from '../../helpers/app.js';
+import { addMember, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import { DOCS_TOKEN_MESSAGE, USER_NOT_ASSOCIATED_MESSAGE } from '../../../src/platform/auth/authenticate.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -43,31 +44,31 @@ async function docsToken(tenant: Tenant): Promise<string> {
 
 describe('Dashboard flow 1 and 2: Bearer plus x-api-key', () => {
   test('the dashboard JWT with the company\'s x-api-key works', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await getCompany(tenant.dashboard);
     assert.equal(response.statusCode, 200, response.body);
     assert.equal(json(response).id, tenant.companyId);
   });
 
   test('a missing x-api-key is 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertError(await getCompany({ authorization: `Bearer ${tenant.userToken}` }), 401, 'Missing x-api-key header');
   });
 
   test('an invalid API key is 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const apiKey of ['swk_not-a-real-key', tenant.apiKey.slice(0, -2), `${tenant.apiKey}x`]) {
       assertError(await getCompany({ authorization: `Bearer ${tenant.userToken}`, 'x-api-key': apiKey }), 401, 'Invalid API key');
     }
   });
 
   test('a user who is not a member of the API key\'s company is 403 user-not-associated', async () => {
-    const tenant = await createTenant(context.app);
-    const stranger = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const stranger = await context.world.tenant();
     const response = await getCompany({ authorization: `Bearer ${stranger.userToken}`, 'x-api-key': tenant.apiKey });
     assertError(response, 403, USER_NOT_ASSOCIATED_MESSAGE);
     // A user with no company at all, likewise.
-    const loner = await signup(context.app, 'loner');
+    const loner = await context.world.user('loner');
     assertError(await getCompany({ authorization: `Bearer ${loner.userToken}`, 'x-api-key': tenant.apiKey }), 403, USER_NOT_ASSOCIATED_MESSAGE);
     // And no write goes through.
     const write = await context.app.inject({
@@ -80,20 +81,13 @@ describe('Dashboard flow 1 and 2: Bearer plus x-api-key', () => {
   });
 
   test('the API key picks the company among the user\'s companies', async () => {
-    const tenant = await createTenant(context.app);
-    const second = await context.app.inject({
-      method: 'POST',
-      url: '/v3/company',
-      headers: { authorization: `Bearer ${tenant.userToken}` },
-      payload: { name: 'Second company' },
-    });
-    assert.equal(second.statusCode, 201, second.body);
-    const { id, apiKey } = json(second);
+    const tenant = await context.world.tenant();
+    const second = await context.world.tenant({ name: 'Second company', owner: tenant });
     const first = await getCompany(tenant.dashboard);
     assert.equal(json(first).id, tenant.companyId);
-    const other = await getCompany({ authorization: `Bearer ${tenant.userToken}`, 'x-api-key': apiKey });
+    const other = await getCompany({ authorization: `Bearer ${tenant.userToken}`, 'x-api-key': second.apiKey });
     assert.equal(other.statusCode, 200, other.body);
-    assert.equal(json(other).id, id);
+    assert.equal(json(other).id, second.companyId);
   });
 });
 
@@ -142,7 +136,7 @@ describe('signup and login', () => {
   });
 
   test('login returns the dashboard JWT; email letter case does not matter', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({
       method: 'POST',
       url: '/v3/auth/login',
@@ -162,7 +156,7 @@ describe('signup and login', () => {
   });
 
   test('a wrong password and an unknown email are both 401 with the same message', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const wrongPassword = await context.app.inject({
       method: 'POST',
       url: '/v3/auth/login',
@@ -182,7 +176,7 @@ describe('signup and login', () => {
 
 describe('the signed-in user', () => {
   test('GET /v3/auth/me needs only the JWT and lists the user\'s companies', async () => {
-    const tenant = await createTenant(context.app, 'Me Co');
+    const tenant = await context.world.tenant({ name: 'Me Co' });
     const response = await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${tenant.userToken}` } });
     assert.equal(response.statusCode, 200, response.body);
     const me = json(response);
@@ -193,7 +187,7 @@ describe('the signed-in user', () => {
   });
 
   test('PUT /v3/auth/me changes the name', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({
       method: 'PUT',
       url: '/v3/auth/me',
@@ -207,7 +201,7 @@ describe('the signed-in user', () => {
   });
 
   test('a password change needs the current password', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const headers = { authorization: `Bearer ${tenant.userToken}` };
     const newPassword = 'a brand new passphrase';
 
@@ -253,7 +247,7 @@ describe('the signed-in user', () => {
 
 describe('Dashboard flow 3 and 4: refresh tokens', () => {
   test('only an Owner may generate a refresh token', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'POST', url: '/v3/auth/generateRefreshToken', headers: tenant.dashboard });
     assert.equal(response.statusCode, 200, response.body);
     const body = json(response);
@@ -275,7 +269,7 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
   });
 
   test('POST /v3/auth/token returns a working access token and a rotated refresh token', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const refreshToken = await generateRefreshToken(tenant);
     const response = await exchange(refreshToken);
     assert.equal(response.statusCode, 200, response.body);
@@ -299,7 +293,7 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
   });
 
   test('reusing a spent refresh token is 401 and revokes the whole family', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const original = await generateRefreshToken(tenant);
     const first = await exchange(original);
     assert.equal(first.statusCode, 200, first.body);
@@ -316,7 +310,7 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
   });
 
   test('malformed and forged refresh tokens are refused', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertError(await exchange('not-a-token'), 401);
     // A dashboard access token is not a refresh token.
     assertError(await exchange(tenant.userToken), 401);
@@ -325,7 +319,7 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
   });
 
   test('a refresh token is refused as Bearer', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const refreshToken = await generateRefreshToken(tenant);
     assertError(await getCompany({ authorization: `Bearer ${refreshToken}`, 'x-api-key': tenant.apiKey }), 401);
     assertError(await context.app.inject({ method: 'GET', url: '/v3/auth/me', headers: { authorization: `Bearer ${refreshToken}` } }), 401);
@@ -336,14 +330,14 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
   });
 
   test('the refresh token of a suspended company gets 403', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const refreshToken = await generateRefreshToken(tenant);
     await context.database.db.updateTable('companies').set({ suspendedAt: new Date() }).where('id', '=', tenant.companyId).execute();
     assertError(await exchange(refreshToken), 403, 'Company account is suspended');
   });
 
   test('a member removed from the company cannot exchange their refresh token', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const owner = await addMember(context, tenant, 'Owner');
     const minted = await context.app.inject({ method: 'POST', url: '/v3/auth/generateRefreshToken', headers: owner.headers });
     assert.equal(minted.statusCode, 200, minted.body);
@@ -354,7 +348,7 @@ describe('Dashboard flow 3 and 4: refresh tokens', () => {
 
 describe('docs handoff tokens', () => {
   test('docsAuth returns a docs token and the docs address', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({ method: 'POST', url: '/v3/auth/docsAuth', headers: tenant.dashboard });
     assert.equal(response.statusCode, 200, response.body);
     const body = json(response);
@@ -368,7 +362,7 @@ describe('docs handoff tokens', () => {
   });
 
   test('the docs token is refused on /v3/*', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await docsToken(tenant);
     assertError(await getCompany({ authorization: `Bearer ${token}` }), 401, DOCS_TOKEN_MESSAGE);
     assertError(await getCompany({ authorization: `Bearer ${token}`, 'x-api-key': tenant.apiKey }), 401, DOCS_TOKEN_MESSAGE);
@@ -376,7 +370,7 @@ describe('docs handoff tokens', () => {
   });
 
   test('GET /openapi.json with the docs token is personalised for its company', async () => {
-    const tenant = await createTenant(context.app, 'Docs Co');
+    const tenant = await context.world.tenant({ name: 'Docs Co' });
     const token = await docsToken(tenant);
     const response = await context.app.inject({
       method: 'GET',
@@ -395,7 +389,7 @@ describe('docs handoff tokens', () => {
   });
 
   test('GET /openapi.json with a bad token is 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const authorization of ['Bearer not-a-token', `Bearer ${tenant.userToken}`, 'Bearer', `Bearer ${await machineToken(context.app, tenant)}`]) {
       const response = await context.app.inject({ method: 'GET', url: '/openapi.json', headers: { authorization } });
       assertError(response, 401);
@@ -403,7 +397,7 @@ describe('docs handoff tokens', () => {
   });
 
   test('GET /openapi.json without a token is the plain document', async () => {
-    await createTenant(context.app);
+    await context.world.tenant();
     const response = await context.app.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(response.statusCode, 200, response.body);
     const document = json(response);
@@ -416,7 +410,7 @@ describe('docs handoff tokens', () => {
 
 describe('Dashboard roles', () => {
   test('a User-role member cannot change company settings', async () => {
-    const tenant = await createTenant(context.app, 'Roles Co');
+    const tenant = await context.world.tenant({ name: 'Roles Co' });
     const member = await addMember(context, tenant, 'User');
     const read = await getCompany(member.headers);
     assert.equal(read.statusCode, 200, read.body);
@@ -432,7 +426,7 @@ describe('Dashboard roles', () => {
   });
 
   test('company responses omit the API key prefix for a Resource-role member and carry it for the Owner', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const resource = await addMember(context, tenant, 'Resource');
     const asResource = await getCompany(resource.headers);
     assert.equal(asResource.statusCode, 200, asResource.body);
@@ -447,7 +441,7 @@ describe('Dashboard roles', () => {
   });
 
   test('User- and Resource-role members cannot rotate credentials', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const role of ['User', 'Resource'] as const) {
       const member = await addMember(context, tenant, role);
       assertError(await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: member.headers }), 403);
@@ -460,7 +454,7 @@ describe('Dashboard roles', () => {
 
 describe('API key rotation', () => {
   test('POST /v3/company/apiKey returns a new key; the old one is then 401 Invalid API key', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const response = await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: tenant.dashboard });
     assert.equal(response.statusCode, 200, response.body);
@@ -480,7 +474,7 @@ describe('API key rotation', () => {
   });
 
   test('machine tokens are unaffected by an API key rotation', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await machineToken(context.app, tenant);
     const rotated = await context.app.inject({ method: 'POST', url: '/v3/company/apiKey', headers: tenant.dashboard });
     assert.equal(rotated.statusCode, 200, rotated.body);

@@ -3,7 +3,7 @@
 // refused.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMember, createTenant, createTestContext, json, signup, uniqueEmail } from '../../helpers/app.js';
+import { addMember, createTestContext, json, uniqueEmail } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { ApiError } from '../../../src/platform/errors.js';
 
@@ -20,7 +20,7 @@ const login = (email: string, password: string, remoteAddress = '127.0.0.1') =>
 
 describe('sessions end with a password change or a demotion', () => {
   test('after PUT /v3/auth/me changes the password, the old JWT and the old refresh token stop; the answer carries a new JWT', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const refresh = json(await inject('POST', '/v3/auth/generateRefreshToken', tenant.dashboard)).refreshToken as string;
     const changed = await inject('PUT', '/v3/auth/me', { authorization: `Bearer ${tenant.userToken}` }, { password: 'a brand new passphrase', currentPassword: tenant.password });
     assert.equal(changed.statusCode, 200, changed.body);
@@ -35,7 +35,7 @@ describe('sessions end with a password change or a demotion', () => {
   });
 
   test('a demoted Owner cannot exchange their refresh token; the role is re-checked at every exchange', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const second = await addMember(context, tenant, 'Owner');
     const refresh = json(await inject('POST', '/v3/auth/generateRefreshToken', second.headers)).refreshToken as string;
     const demoted = await inject('POST', '/v3/users/adjustUsers', tenant.dashboard, { users: [{ id: second.userId, role: 'User' }] });
@@ -54,7 +54,7 @@ describe('sessions end with a password change or a demotion', () => {
 
 describe('sign-in throttling', () => {
   test('failed sign-ins lock the account with a clear 429 and Retry-After, even for the right password; the lock doubles', async () => {
-    const user = await signup(context.app, 'locked');
+    const user = await context.world.user('locked');
     for (let i = 0; i < 2; i++) assert.equal((await login(user.email, 'wrong password!', `10.1.0.${i}`)).statusCode, 401);
     // The third failure (SIGN_IN_LOCK_AFTER_FAILURES=3) locks at once, from any address.
     const third = await login(user.email, 'wrong password!', '10.1.0.9');
@@ -79,7 +79,7 @@ describe('sign-in throttling', () => {
   });
 
   test('wrong current passwords on PUT /v3/auth/me count towards the same lock', async () => {
-    const user = await signup(context.app, 'changer');
+    const user = await context.world.user('changer');
     const headers = { authorization: `Bearer ${user.userToken}` };
     for (let i = 0; i < 2; i++) {
       assert.equal((await inject('PUT', '/v3/auth/me', headers, { password: 'a brand new passphrase', currentPassword: 'wrong guess' })).statusCode, 400);
@@ -143,7 +143,7 @@ describe('common passwords (item 9)', () => {
     assert.equal(signupResponse.statusCode, 400, signupResponse.body);
     assert.equal(json(signupResponse).errors[0].path, 'password');
     assert.match(json(signupResponse).errors[0].msg, /common/);
-    const user = await signup(context.app, 'strong');
+    const user = await context.world.user('strong');
     const change = await inject('PUT', '/v3/auth/me', { authorization: `Bearer ${user.userToken}` }, { password: 'iloveyou1', currentPassword: user.password });
     assert.equal(change.statusCode, 400, change.body);
   });

@@ -12,13 +12,14 @@ import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { buildApp } from '../../../src/app.js';
 import type { App } from '../../../src/platform/http/types.js';
-import { TEST_SECRETS, createTestContext, json, signup } from '../../helpers/app.js';
+import { TEST_SECRETS, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { startSmsStandIn, startSmtpStandIn } from '../../helpers/stand-ins.js';
 import type { SmsStandIn, SmtpStandIn } from '../../helpers/stand-ins.js';
-import { EVERY_DAY, LONDON, create, dayAhead, newTenant, operate, post, request, setup, slot } from '../appointments/fixtures.js';
-import type { Appointment, Setup } from '../appointments/fixtures.js';
-import { WEBHOOK_TEST_ENV, deadPort, startReceiver } from './receiver.js';
+import { ALWAYS_OPEN, EVERY_DAY, LONDON } from '../../helpers/world.js';
+import type { BookableOptions } from '../../helpers/world.js';
+import { create, dayAhead, operate, request, setup, slot } from '../appointments/fixtures.js';
+import type { Appointment } from '../appointments/fixtures.js';
+import { deadPort } from './receiver.js';
 import type { Hit, Receiver } from './receiver.js';
 import {
   BOOKING_TRIGGERS,
@@ -30,43 +31,22 @@ import {
   reminderOffsets,
   saveTemplate,
   scheduleRemindersAt,
+  startDelivering,
   updateCompany,
   updateLocation,
 } from './helpers.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 let receiver: Receiver;
 let smtp: SmtpStandIn;
 let sms: SmsStandIn;
+let stop: () => Promise<void>;
 
 before(async () => {
-  receiver = await startReceiver();
-  smtp = await startSmtpStandIn();
-  sms = await startSmsStandIn();
-  context = await createTestContext(
-    {
-      ...WEBHOOK_TEST_ENV,
-      SMTP_URL: smtp.url,
-      EMAIL_FROM: 'Slotwise Tests <no-reply@slotwise.test>',
-      SMS_PROVIDER_URL: sms.baseUrl,
-      SMS_ACCOUNT_SID: sms.accountSid,
-      SMS_AUTH_TOKEN: sms.authToken,
-      SMS_FROM: '+15550000000',
-      // Small batches: a drain takes several passes, and two dispatchers interleave.
-      OUTBOX_BATCH_SIZE: '4',
-    },
-    { dedicatedDatabase: true },
-  );
-  owner = await signup(context.app, 'owner');
+  // Small batches: a drain takes several passes, and two dispatchers interleave.
+  ({ context, receiver, smtp, sms, close: stop } = await startDelivering({ OUTBOX_BATCH_SIZE: '4' }));
 });
-
-after(async () => {
-  await context.close();
-  await receiver.close();
-  await smtp.close();
-  await sms.close();
-});
+after(() => stop());
 
 const unique = () => randomUUID().slice(0, 8);
 const drain = () => context.app.dispatcher.drain();
@@ -74,21 +54,17 @@ const emailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(
 const smsTo = (phone: string) => sms.messages.filter((m) => m.to === phone);
 const hitsFor = (url: string, appointmentId: string): Hit[] => receiver.hitsTo(url).filter((hit) => hit.json?.appointment?.id === appointmentId);
 
-async function tenantSetup(options: Parameters<typeof setup>[2] = {}): Promise<Setup> {
-  return setup(context, await newTenant(context, owner), options);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Webhooks
 
 describe('webhook delivery to a real HTTPS receiver', () => {
   test('booking and cancelling POST {appointment, trigger} as JSON with the configured header, to the matching webhook only; company flags do not matter', async () => {
-    const s = await tenantSetup();
-    const otherLocation = await post(context, s.headers, '/v3/location', { name: 'Other', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
+    const s = await setup(context);
+    const otherLocation = await s.tenant.location({ name: 'Other', hours: EVERY_DAY });
     const url = receiver.url('/hook?x=1');
     const hook = await createWebhook(s, s.locationId, { url, headers: { 'X-Secret': 's3cret' }, triggers: BOOKING_TRIGGERS });
     assert.equal(hook.url, url, 'the query string is kept');
-    const elsewhere = await createWebhook(s, otherLocation.id, { url: receiver.url('/hook?x=1&who=other-location'), triggers: BOOKING_TRIGGERS });
+    const elsewhere = await createWebhook(s, otherLocation, { url: receiver.url('/hook?x=1&who=other-location'), triggers: BOOKING_TRIGGERS });
     const inactive = await createWebhook(s, s.locationId, { url: receiver.url('/hook?x=1&who=inactive'), triggers: BOOKING_TRIGGERS, active: false });
     const otherTriggers = await createWebhook(s, s.locationId, {
       url: receiver.url('/hook?x=1&who=other-triggers'),
@@ -161,7 +137,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
   });
 
   test('a later event is listed first by GET /v3/webhook/:id/deliveries', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = receiver.url(`/hook?x=1&order=${unique()}`);
     const hook = await createWebhook(s, s.locationId, { url, triggers: BOOKING_TRIGGERS });
     const booked = await create(s, slot(dayAhead(), '11:00'));
@@ -183,8 +159,8 @@ describe('webhook delivery to a real HTTPS receiver', () => {
   });
 
   test('a receiver that never answers fails at the five-second deadline, once, while booking goes on', async () => {
-    const s = await tenantSetup();
-    const quiet = await tenantSetup(); // a tenant without webhooks, booking while the delivery hangs
+    const s = await setup(context);
+    const quiet = await setup(context); // a tenant without webhooks, booking while the delivery hangs
     const url = receiver.url('/hang?x=1');
     const hook = await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT'] });
     const booked = await create(s, slot(dayAhead(), '10:00'));
@@ -216,7 +192,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
   });
 
   test('a redirect is not followed: the delivery fails and the target is never requested', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = receiver.url('/redirect?x=1');
     const hook = await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT'] });
     const booked = await create(s, slot(dayAhead(), '10:00'));
@@ -230,7 +206,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
   });
 
   test('a 500 is a failed delivery, sent once and never retried', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = receiver.url('/fail?x=1');
     const hook = await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT'] });
     const booked = await create(s, slot(dayAhead(), '10:00'));
@@ -248,7 +224,7 @@ describe('webhook delivery to a real HTTPS receiver', () => {
   });
 
   test('a failed delivery never fails the booking', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = `https://webhook-receiver.example.com:${await deadPort()}/hook?x=1`;
     const hook = await createWebhook(s, s.locationId, { url, triggers: BOOKING_TRIGGERS });
 
@@ -314,16 +290,16 @@ describe('email and SMS for a multi-resource appointment', () => {
     const locationEmail = `desk-${tag}@example.com`;
     const locationPhone = '+15559990000';
     // Listed out of order: messages name the resources in name order.
-    const s = await tenantSetup({
+    const s = await setup(context, {
       location: { name: 'Main', email: locationEmail, phone: locationPhone },
       resources: [people[2]!, people[0]!, people[1]!],
     });
     const customerEmail = `ada-${tag}@example.com`;
     const customerPhone = '+15558880000';
-    const customer = await post(context, s.headers, '/v3/customer', { firstName: 'Ada', lastName: 'Lovelace', email: customerEmail, phone: customerPhone });
+    const customer = await s.tenant.customer({ email: customerEmail, phone: customerPhone });
     await saveTemplate(s, CUSTOMER_EMAIL_TEMPLATE);
 
-    const booked = await create(s, { ...slot(dayAhead(), '10:00'), ResourceIds: s.resourceIds, CustomerId: customer.id });
+    const booked = await create(s, { ...slot(dayAhead(), '10:00'), ResourceIds: s.resourceIds, CustomerId: customer });
     assert.equal(booked.resourceIds.length, 3);
     await drain();
 
@@ -400,7 +376,7 @@ describe('email and SMS for a multi-resource appointment', () => {
       subject: 'never sent',
       body: '  SMS for {{customer.firstName}}: {{#each resources}}{{name}};{{/each}} first {{resource.name}}, second {{resources.1.name}}  ',
     });
-    const second = await create(s, { ...slot(dayAhead(), '12:00'), ResourceIds: s.resourceIds, CustomerId: customer.id });
+    const second = await create(s, { ...slot(dayAhead(), '12:00'), ResourceIds: s.resourceIds, CustomerId: customer });
     await drain();
     assert.deepEqual(smsTo(customerPhone).map((m) => m.body), [RENDERED_BODY.trim(), 'SMS for Ada: Ann;Bob;Cy; first Ann, second Bob']);
     assert.deepEqual(emailsTo(customerEmail).map((m) => m.subject), ['Booked with Ann, Bob, Cy (second: Bob)', 'Booked with Ann, Bob, Cy (second: Bob)']);
@@ -421,7 +397,7 @@ describe('email and SMS for a multi-resource appointment', () => {
 
   test('a company COMBINED service books every resource, and the messages name them all', async () => {
     const tag = unique();
-    const s = await tenantSetup({
+    const s = await setup(context, {
       service: { roundRobin: 'COMBINED' },
       resources: ['Cy', 'Ann', 'Bob'].map((name) => ({ name, email: `${name.toLowerCase()}-c-${tag}@example.com` })),
     });
@@ -446,11 +422,11 @@ describe('email and SMS for a multi-resource appointment', () => {
 
   test('with disableEmailNotifications the emails are recorded not sent, and SMS still go out', async () => {
     const tag = unique();
-    const s = await tenantSetup({ resources: [{ email: `r-${tag}@example.com`, phone: '+15557770001' }] });
+    const s = await setup(context, { resources: [{ email: `r-${tag}@example.com`, phone: '+15557770001' }] });
     await updateCompany(s, { disableEmailNotifications: true });
     const customerPhone = '+15557770002';
-    const customer = await post(context, s.headers, '/v3/customer', { firstName: 'Flag', email: `flag-${tag}@example.com`, phone: customerPhone });
-    const booked = await create(s, { ...slot(dayAhead(), '10:00'), CustomerId: customer.id });
+    const customer = await s.tenant.customer({ firstName: 'Flag', email: `flag-${tag}@example.com`, phone: customerPhone });
+    const booked = await create(s, { ...slot(dayAhead(), '10:00'), CustomerId: customer });
     await drain();
     const log = await notificationLog(s, { appointmentId: booked.id });
     assert.equal(log.length, 4);
@@ -472,16 +448,14 @@ describe('email and SMS for a multi-resource appointment', () => {
 
 describe('reminders', () => {
   const MINUTE = 60_000;
-  const ALL_DAY = { start: '00:00', end: '24:00' };
-  const ALWAYS_OPEN = { mon: [ALL_DAY], tue: [ALL_DAY], wed: [ALL_DAY], thu: [ALL_DAY], fri: [ALL_DAY], sat: [ALL_DAY], sun: [ALL_DAY] };
   /** A location open all day every day and a ten-minute service with a slot every ten minutes. */
-  const QUICK = { location: { weeklyAvailability: ALWAYS_OPEN }, service: { name: 'Quick', duration: 10, bookingInterval: 10 } };
+  const QUICK = { hours: ALWAYS_OPEN, service: { name: 'Quick', duration: 10, bookingInterval: 10 } };
   const tenMinutesAt = (startMs: number) => ({
     Unavailability: { startTime: new Date(startMs).toISOString(), endTime: new Date(startMs + 10 * MINUTE).toISOString() },
   });
 
-  async function reminderSetup(offsets: number[], options: Parameters<typeof setup>[2] = {}) {
-    const s = await tenantSetup(options);
+  async function reminderSetup(offsets: number[], options: BookableOptions = {}) {
+    const s = await setup(context, options);
     await updateCompany(s, { reminderOffsets: offsets });
     const url = receiver.url(`/hook?x=1&reminders=${unique()}`);
     const hook = await createWebhook(s, s.locationId, { url, triggers: ['APPOINTMENT_REMINDER'] });
@@ -624,16 +598,16 @@ describe('exactly once with several dispatchers', () => {
 
   test('two dispatchers draining 30 bookings at once deliver each (event, webhook) and each message exactly once', async () => {
     const tag = unique();
-    const s = await tenantSetup({ service: { duration: 30 }, resources: [{ name: 'R1' }, { name: 'R2' }] });
+    const s = await setup(context, { service: { duration: 30 }, resources: [{ name: 'R1' }, { name: 'R2' }] });
     const customerEmail = `twice-${tag}@example.com`;
-    const customer = await post(context, s.headers, '/v3/customer', { firstName: 'Once', email: customerEmail });
+    const customer = await s.tenant.customer({ firstName: 'Once', email: customerEmail });
     await saveTemplate(s, { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', channel: 'EMAIL', subject: 'Booked {{appointment.id}}', body: '{{appointment.id}}' });
     const urls = [receiver.url(`/slow?x=1&a=${tag}`), receiver.url(`/hook?x=1&b=${tag}`)];
     for (const url of urls) await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT'] });
 
     const bookings = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        create(s, { ...slot(dayAhead(20 + Math.floor(i / 16)), `${String(9 + Math.floor((i % 16) / 2)).padStart(2, '0')}:${i % 2 ? '30' : '00'}`, 30), ResourceIds: [s.resourceIds[i % 2]!], CustomerId: customer.id }),
+        create(s, { ...slot(dayAhead(20 + Math.floor(i / 16)), `${String(9 + Math.floor((i % 16) / 2)).padStart(2, '0')}:${i % 2 ? '30' : '00'}`, 30), ResourceIds: [s.resourceIds[i % 2]!], CustomerId: customer }),
       ),
     );
     const ids = bookings.map((b) => b.id).sort();

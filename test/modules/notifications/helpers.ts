@@ -1,13 +1,62 @@
-// Shared by the notification delivery tests: webhook, company, template and log calls through the
-// application, and a reminder scheduler with a chosen clock.
+// Shared by the notification delivery tests: a context whose webhooks, emails and SMS reach real
+// stand-ins on this machine; webhook, company, template and log calls through the application; and
+// a reminder scheduler with a chosen clock.
 import assert from 'node:assert/strict';
-import { json } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
+import { startSmsStandIn, startSmtpStandIn } from '../../helpers/stand-ins.js';
+import type { SmsStandIn, SmtpStandIn } from '../../helpers/stand-ins.js';
+import { WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
+import type { Receiver } from './receiver.js';
 import { createDispatcher } from '../../../src/modules/notifications/dispatcher.js';
 import type { EventTrigger } from '../../../src/platform/database/schema.js';
 import type { Setup } from '../appointments/fixtures.js';
 
 export const BOOKING_TRIGGERS = ['NEW_APPOINTMENT', 'APPOINTMENT_CANCELLED'];
+
+export interface Delivering {
+  context: TestContext;
+  receiver: Receiver;
+  smtp: SmtpStandIn;
+  sms: SmsStandIn;
+  close(): Promise<void>;
+}
+
+/**
+ * A test context that delivers for real: webhooks to an HTTPS receiver, email to an SMTP server and
+ * SMS to a Twilio-style stand-in. The dispatcher claims every company's events in its database,
+ * so the database is the file's own. Every tenant of the file belongs to one owner.
+ */
+export async function startDelivering(env: Record<string, string> = {}): Promise<Delivering> {
+  const receiver = await startReceiver();
+  const smtp = await startSmtpStandIn();
+  const sms = await startSmsStandIn();
+  const context = await createTestContext(
+    {
+      ...WEBHOOK_TEST_ENV,
+      SMTP_URL: smtp.url,
+      EMAIL_FROM: 'Slotwise Tests <no-reply@slotwise.test>',
+      SMS_PROVIDER_URL: sms.baseUrl,
+      SMS_ACCOUNT_SID: sms.accountSid,
+      SMS_AUTH_TOKEN: sms.authToken,
+      SMS_FROM: '+15550000000',
+      ...env,
+    },
+    { dedicatedDatabase: true, sharedOwner: true },
+  );
+  return {
+    context,
+    receiver,
+    smtp,
+    sms,
+    async close() {
+      await context.close();
+      await receiver.close();
+      await smtp.close();
+      await sms.close();
+    },
+  };
+}
 
 export interface Webhook {
   id: string;

@@ -16,7 +16,9 @@ import pg from 'pg';
 import { start, waitReady } from '../../helpers/server.js';
 import { createDedicatedDatabase } from '../../helpers/app.js';
 import type { Running } from '../../helpers/server.js';
-import { EVERY_DAY, LONDON, dayAhead, slot } from '../appointments/fixtures.js';
+import { createWorld } from '../../helpers/world.js';
+import type { Bookable } from '../../helpers/world.js';
+import { dayAhead, slot } from '../appointments/fixtures.js';
 import { WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
 import type { Receiver } from './receiver.js';
 
@@ -84,33 +86,19 @@ async function created(base: string, path: string, headers: Record<string, strin
   return answer.body;
 }
 
-interface HttpTenant {
+interface HttpTenant extends Bookable {
   headers: Record<string, string>;
-  locationId: string;
-  serviceId: string;
-  resourceId: string;
-  customerId: string;
   webhookId: string;
   url: string;
 }
 
-/** A tenant set up through HTTP, as the README's walkthrough does, with a webhook on its location. */
+/** A tenant set up through HTTP with a 30-minute service, and a webhook on its location. */
 async function tenantOverHttp(base: string, webhookPath: string): Promise<HttpTenant> {
-  const email = `restart-${randomUUID()}@example.com`;
-  const password = 'a long password';
-  await created(base, '/v3/auth/signup', {}, { email, password, name: 'Olive Owner' });
-  const login = await call(base, 'POST', '/v3/auth/login', {}, { email, password });
-  assert.equal(login.status, 200, JSON.stringify(login.body));
-  const userHeaders = { authorization: `Bearer ${login.body.accessToken}` };
-  const company = await created(base, '/v3/company', userHeaders, { name: `Restart ${randomUUID()}` });
-  const headers = { ...userHeaders, 'x-api-key': String(company.apiKey) };
-  const location = await created(base, '/v3/location', headers, { name: 'Main', timezoneName: LONDON, weeklyAvailability: EVERY_DAY });
-  const service = await created(base, '/v3/service', headers, { name: 'Consult', duration: 30, locationIds: [location.id] });
-  const resource = await created(base, '/v3/resource', headers, { name: 'Ann', locationIds: [location.id], serviceIds: [service.id] });
-  const customer = await created(base, '/v3/customer', headers, { firstName: 'Ada', email: `ada-${randomUUID()}@example.com` });
+  const tenant = await createWorld(base).tenant();
+  const shop = await tenant.bookable({ service: { duration: 30 } });
   const url = receiver.url(webhookPath);
-  const webhook = await created(base, `/v3/webhook?locationId=${location.id}`, headers, { url, triggers: ['NEW_APPOINTMENT'] });
-  return { headers, locationId: location.id, serviceId: service.id, resourceId: resource.id, customerId: customer.id, webhookId: webhook.id, url };
+  const webhook = await created(base, `/v3/webhook?locationId=${shop.locationId}`, tenant.dashboard, { url, triggers: ['NEW_APPOINTMENT'] });
+  return { ...shop, headers: tenant.dashboard, webhookId: webhook.id, url };
 }
 
 /** Books the n-th half-hour slot from 09:00 on a day two weeks and more ahead. */
@@ -120,7 +108,7 @@ async function book(base: string, t: HttpTenant, n: number): Promise<string> {
   const time = `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
   const appointment = await created(base, `/v3/appointment?LocationId=${t.locationId}&ServiceId=${t.serviceId}`, t.headers, {
     ...slot(day, time, 30),
-    ResourceIds: [t.resourceId],
+    ResourceIds: [t.resourceIds[0]],
     CustomerId: t.customerId,
   });
   return appointment.id;

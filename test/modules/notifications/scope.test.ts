@@ -2,22 +2,21 @@
 // messages of their locations' appointments, as with the appointments themselves.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMember, createTestContext, json, signup } from '../../helpers/app.js';
+import { addMember, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { EVERY_DAY, create, dayAhead, newTenant, post, setup, slot } from '../appointments/fixtures.js';
+import { EVERY_DAY } from '../../helpers/world.js';
+import { create, dayAhead, setup, slot } from '../appointments/fixtures.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext({}, { dedicatedDatabase: true });
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { dedicatedDatabase: true, sharedOwner: true });
 });
 after(() => context.close());
 
 test('a location-scoped user reads only the notifications of their locations', async () => {
-  const tenant = await newTenant(context, owner);
-  const s = await setup(context, tenant);
-  const other = await post(context, s.headers, '/v3/location', { name: 'Other', timezoneName: 'Europe/London', weeklyAvailability: EVERY_DAY });
+  const tenant = await context.world.tenant();
+  const s = await setup(context, { tenant });
+  const other = await tenant.location({ name: 'Other', hours: EVERY_DAY });
   const booked = await create(s, slot(dayAhead(), '10:00'));
   await context.app.dispatcher.drain();
   const all = json(await context.app.inject({ method: 'GET', url: `/v3/notifications?appointmentId=${booked.id}`, headers: s.headers }));
@@ -26,7 +25,7 @@ test('a location-scoped user reads only the notifications of their locations', a
   const member = await addMember(context, tenant, 'User');
   await context.database.db
     .updateTable('companyUsers')
-    .set({ locationAccessMode: 'LOCATIONS', allowedLocationIds: [other.id] })
+    .set({ locationAccessMode: 'LOCATIONS', allowedLocationIds: [other] })
     .where('userId', '=', member.userId)
     .where('companyId', '=', tenant.companyId)
     .execute();
@@ -37,7 +36,7 @@ test('a location-scoped user reads only the notifications of their locations', a
 
   await context.database.db
     .updateTable('companyUsers')
-    .set({ allowedLocationIds: [other.id, s.locationId] })
+    .set({ allowedLocationIds: [other, s.locationId] })
     .where('userId', '=', member.userId)
     .where('companyId', '=', tenant.companyId)
     .execute();

@@ -12,55 +12,29 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DateTime } from 'luxon';
-import { addMember, createTestContext, json, machineToken, signup } from '../../helpers/app.js';
+import { addMember, json, machineToken } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { startSmsStandIn, startSmtpStandIn } from '../../helpers/stand-ins.js';
-import type { SmsStandIn, SmtpStandIn } from '../../helpers/stand-ins.js';
-import { LONDON, create, dayAhead, newTenant, operate, setup, slot } from '../appointments/fixtures.js';
+import type { SmtpStandIn } from '../../helpers/stand-ins.js';
+import { LONDON } from '../../helpers/world.js';
+import { create, dayAhead, operate, setup, slot } from '../appointments/fixtures.js';
 import type { Appointment, Setup } from '../appointments/fixtures.js';
-import { RECEIVER_HOST, WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
+import { RECEIVER_HOST } from './receiver.js';
 import type { Receiver } from './receiver.js';
-import { BOOKING_TRIGGERS, createWebhook, deliveries, notificationLog, saveTemplate } from './helpers.js';
+import { BOOKING_TRIGGERS, createWebhook, deliveries, notificationLog, saveTemplate, startDelivering } from './helpers.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 let receiver: Receiver;
 let smtp: SmtpStandIn;
-let sms: SmsStandIn;
+let stop: () => Promise<void>;
 
 before(async () => {
-  receiver = await startReceiver();
-  smtp = await startSmtpStandIn();
-  sms = await startSmsStandIn();
-  context = await createTestContext(
-    {
-      ...WEBHOOK_TEST_ENV,
-      SMTP_URL: smtp.url,
-      EMAIL_FROM: 'Slotwise Tests <no-reply@slotwise.test>',
-      SMS_PROVIDER_URL: sms.baseUrl,
-      SMS_ACCOUNT_SID: sms.accountSid,
-      SMS_AUTH_TOKEN: sms.authToken,
-      SMS_FROM: '+15550000000',
-    },
-    { dedicatedDatabase: true },
-  );
-  owner = await signup(context.app, 'owner');
+  ({ context, receiver, smtp, close: stop } = await startDelivering());
 });
-
-after(async () => {
-  await context.close();
-  await receiver.close();
-  await smtp.close();
-  await sms.close();
-});
+after(() => stop());
 
 const unique = () => randomUUID().slice(0, 8);
 const drain = () => context.app.dispatcher.drain();
 const emailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
-
-async function tenantSetup(): Promise<Setup> {
-  return setup(context, await newTenant(context, owner));
-}
 
 async function customerEmail(s: Setup): Promise<string> {
   const response = await context.app.inject({ method: 'GET', url: `/v3/customer/${s.customerId}`, headers: s.headers });
@@ -73,7 +47,7 @@ async function customerEmail(s: Setup): Promise<string> {
 
 describe('a reschedule', () => {
   test('sends NEW_APPOINTMENT, APPOINTMENT_RESCHEDULED (the original, RE) and NEW_APPOINTMENT (the replacement); one booked and one rescheduled email with the new time', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const email = await customerEmail(s);
     const url = receiver.url(`/hook?x=1&reschedule=${unique()}`);
     const hook = await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT', 'APPOINTMENT_RESCHEDULED'] });
@@ -177,7 +151,7 @@ describe('the headers of a delivery', () => {
   const TRANSPORT = ['connection', 'content-length', 'host'];
 
   test('are exactly content-type, user-agent and the configured ones, plus transport headers; no signature', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = receiver.url(`/hook?x=1&headers=${unique()}`);
     const configured = { 'X-Shared-Secret': 'not-a-signature-just-a-secret', Authorization: 'Bearer shared-token' };
     await createWebhook(s, s.locationId, { url, headers: configured, triggers: BOOKING_TRIGGERS });
@@ -208,7 +182,7 @@ describe('the headers of a delivery', () => {
   });
 
   test('without configured headers: only content-type, user-agent and transport headers', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const url = receiver.url(`/hook?x=1&bare=${unique()}`);
     await createWebhook(s, s.locationId, { url, triggers: ['NEW_APPOINTMENT'] });
     await create(s, slot(dayAhead(7), '11:00'));
@@ -239,7 +213,7 @@ describe('a stored plain-http webhook', () => {
   after(() => new Promise<void>((resolve) => listener.close(() => resolve())));
 
   test('is refused at delivery time: a failed delivery with a refused error, and nothing is contacted', async () => {
-    const s = await tenantSetup();
+    const s = await setup(context);
     const port = (listener.address() as AddressInfo).port;
     const tag = unique();
     const plainUrl = `http://${RECEIVER_HOST}:${port}/legacy?x=${tag}`;
@@ -295,8 +269,8 @@ describe('a stored plain-http webhook', () => {
 
 describe('GET /v3/notifications', () => {
   test('a Resource-role member gets 403; a machine token with read scope gets 200', async () => {
-    const tenant = await newTenant(context, owner);
-    const s = await setup(context, tenant);
+    const tenant = await context.world.tenant();
+    const s = await setup(context, { tenant });
     const booked = await create(s, slot(dayAhead(9), '10:00'));
     await drain();
     const path = `/v3/notifications?appointmentId=${booked.id}`;

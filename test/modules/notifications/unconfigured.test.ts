@@ -4,23 +4,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestContext, signup } from '../../helpers/app.js';
+import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { create, dayAhead, newTenant, post, setup, slot } from '../appointments/fixtures.js';
+import { create, dayAhead, setup, slot } from '../appointments/fixtures.js';
 import type { Setup } from '../appointments/fixtures.js';
 import { WEBHOOK_TEST_ENV, startReceiver } from './receiver.js';
 import type { Receiver } from './receiver.js';
 import { createWebhook, deliveries, notificationLog, updateCompany } from './helpers.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 let receiver: Receiver;
 
 before(async () => {
   receiver = await startReceiver();
   // No SMTP_URL and no SMS_* variables.
-  context = await createTestContext({ ...WEBHOOK_TEST_ENV }, { dedicatedDatabase: true });
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({ ...WEBHOOK_TEST_ENV }, { dedicatedDatabase: true, sharedOwner: true });
 });
 
 after(async () => {
@@ -35,12 +33,12 @@ async function book(s: Setup, customerId: string): Promise<string> {
 /** A tenant with an email and an SMS recipient of every kind: customer, resource and business. */
 async function tenant() {
   const tag = randomUUID().slice(0, 8);
-  const s = await setup(context, await newTenant(context, owner), {
+  const s = await setup(context, {
     location: { email: `desk-${tag}@example.com`, phone: '+15551110000' },
     resources: [{ name: 'Ann', email: `ann-${tag}@example.com`, phone: '+15551110001' }],
   });
-  const customer = await post(context, s.headers, '/v3/customer', { firstName: 'Ada', email: `ada-${tag}@example.com`, phone: '+15551110002' });
-  return { s, customerId: customer.id };
+  const customerId = await s.tenant.customer({ firstName: 'Ada', email: `ada-${tag}@example.com`, phone: '+15551110002' });
+  return { s, customerId };
 }
 
 const SMTP_REASON = 'SMTP is not configured (SMTP_URL)';

@@ -2,19 +2,17 @@
 // keeps its claim (renewed while it runs), so no other worker closes it as interrupted.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestContext, json, signup } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { create, dayAhead, newTenant, operate, setup, slot } from '../appointments/fixtures.js';
+import { create, dayAhead, operate, setup, slot } from '../appointments/fixtures.js';
 import { createDispatcher } from '../../../src/modules/notifications/dispatcher.js';
 import type { DispatcherDeps } from '../../../src/modules/notifications/dispatcher.js';
 import { finishDelivery, startDelivery } from '../../../src/modules/webhooks/repository.js';
 import type { EventTrigger } from '../../../src/platform/database/schema.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext({}, { dedicatedDatabase: true });
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { dedicatedDatabase: true, sharedOwner: true });
 });
 after(() => context.close());
 
@@ -63,7 +61,7 @@ async function webhookOf(s: Awaited<ReturnType<typeof setup>>): Promise<string> 
 }
 
 test('a second worker does not deliver an appointment\'s later event before its earlier one', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const webhookId = await webhookOf(s);
   const booked = await create(s, slot(dayAhead(), '10:00'));
   assert.equal((await operate(s, booked.id, 'cancel')).statusCode, 200);
@@ -80,7 +78,7 @@ test('a second worker does not deliver an appointment\'s later event before its 
 });
 
 test('a delivery slower than the lease keeps its claim: no other worker closes it as interrupted', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const webhookId = await webhookOf(s);
   const booked = await create(s, slot(dayAhead(), '11:00'));
   let sends = 0;
@@ -96,7 +94,7 @@ test('a delivery slower than the lease keeps its claim: no other worker closes i
 });
 
 test('an event whose processing fails part-way is offered again later and completes, repeating nothing', async () => {
-  const s = await setup(context, await newTenant(context, owner));
+  const s = await setup(context);
   const webhookId = await webhookOf(s);
   const booked = await create(s, slot(dayAhead(), '12:00'));
   let clock = Date.now();
@@ -131,7 +129,7 @@ test('an event whose processing fails part-way is offered again later and comple
 });
 
 test('the slow housekeeping pass removes idempotency keys past their 24 hours, and only those', async () => {
-  const tenant = await newTenant(context, owner);
+  const tenant = await context.world.tenant();
   const db = context.database.db;
   const old = new Date(Date.now() - 25 * 3_600_000);
   await db.insertInto('idempotencyKeys').values([

@@ -6,21 +6,18 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DateTime } from 'luxon';
-import { createTestContext, json, signup } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { LONDON, WEEKDAYS_9_TO_17 } from '../../helpers/world.js';
+import type { Tenant, TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
-let owner: Awaited<ReturnType<typeof signup>>;
 before(async () => {
-  context = await createTestContext();
-  owner = await signup(context.app, 'owner');
+  context = await createTestContext({}, { sharedOwner: true });
 });
 after(() => context.close());
 
 const ORIGIN = 'https://book.example.com';
-const ZONE = 'Europe/London';
-const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
-const HOURS = { mon: NINE_TO_FIVE, tue: NINE_TO_FIVE, wed: NINE_TO_FIVE, thu: NINE_TO_FIVE, fri: NINE_TO_FIVE };
 /** Settings and credentials a public answer must never carry. */
 const SECRET_OR_SETTING = [
   'apiKey', 'apiKeyPrefix', 'apiKeyHash', 'publicClientId', 'allowedDomains', 'companyId', 'bookingLimit', 'maxBookingLimit',
@@ -28,25 +25,6 @@ const SECRET_OR_SETTING = [
   'bookAheadUnit', 'bookAheadValue', 'bookingInterval', 'showOnline', 'roundRobin', 'legacyId', 'bookingTimerMinutes', 'field1',
   'allowPaddingOverflow', 'ignoreExternalEvents', 'clientSecret', 'archivedAt',
 ];
-
-/** A new company whose booking page lives at book.example.com, owned by one user signed up once. */
-async function newTenant(): Promise<Tenant> {
-  const response = await context.app.inject({
-    method: 'POST',
-    url: '/v3/company',
-    headers: { authorization: `Bearer ${owner.userToken}` },
-    payload: { name: `Company ${randomUUID()}`, allowedDomains: ['book.example.com'] },
-  });
-  assert.equal(response.statusCode, 201, response.body);
-  const { id, apiKey, publicClientId } = json(response);
-  return { ...owner, companyId: id, apiKey, publicClientId, dashboard: { authorization: `Bearer ${owner.userToken}`, 'x-api-key': apiKey } };
-}
-
-async function post(tenant: Tenant, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await context.app.inject({ method: 'POST', url, headers: tenant.dashboard, payload });
-  assert.equal(response.statusCode, 201, response.body);
-  return json(response);
-}
 
 const publicHeaders = (tenant: Tenant) => ({ 'x-client-id': tenant.publicClientId, origin: ORIGIN });
 
@@ -85,12 +63,12 @@ function assertError(response: LightMyRequestResponse, status: number) {
 
 /** A Wednesday at least two weeks ahead in London. */
 function wednesday(): string {
-  const ahead = DateTime.now().setZone(ZONE).startOf('day').plus({ weeks: 2 });
+  const ahead = DateTime.now().setZone(LONDON).startOf('day').plus({ weeks: 2 });
   return ahead.plus({ days: (3 - ahead.weekday + 7) % 7 }).toISODate()!;
 }
 
 interface Catalog {
-  tenant: Tenant;
+  tenant: TenantFixture;
   main: string;
   branch: string;
   online: string;
@@ -101,30 +79,22 @@ interface Catalog {
 
 /** Two locations; an online service at the main one, another at the branch, a hidden one at both. */
 async function catalog(): Promise<Catalog> {
-  const tenant = await newTenant();
-  const main = await post(tenant, '/v3/location', { name: 'Main', timezoneName: ZONE, weeklyAvailability: HOURS, phone: '+442071234567' });
-  const branch = await post(tenant, '/v3/location', { name: 'Branch', timezoneName: ZONE });
-  const online = await post(tenant, '/v3/service', {
-    name: 'Consult',
-    duration: 60,
-    locationIds: [main.id],
-    bookingLimit: 3,
-    padding: 10,
-    bookingsPerSlot: 1,
-    feeAmount: 25,
-    field1: 'internal note',
-  });
-  const branchOnly = await post(tenant, '/v3/service', { name: 'Walk-in', duration: 30, locationIds: [branch.id] });
-  const hidden = await post(tenant, '/v3/service', { name: 'Staff only', duration: 60, locationIds: [main.id, branch.id], showOnline: false });
-  const resource = await post(tenant, '/v3/resource', { name: 'Ann', locationIds: [main.id], serviceIds: [online.id, hidden.id], bookingLimit: 2 });
-  return { tenant, main: main.id, branch: branch.id, online: online.id, branchOnly: branchOnly.id, hidden: hidden.id, resource: resource.id };
+  // Its booking page lives at book.example.com.
+  const tenant = await context.world.tenant({ allowedDomains: ['book.example.com'] });
+  const main = await tenant.location({ hours: WEEKDAYS_9_TO_17, phone: '+442071234567' });
+  const branch = await tenant.location({ name: 'Branch' });
+  const online = await tenant.service({ locationIds: [main], bookingLimit: 3, padding: 10, bookingsPerSlot: 1, feeAmount: 25, field1: 'internal note' });
+  const branchOnly = await tenant.service({ name: 'Walk-in', duration: 30, locationIds: [branch] });
+  const hidden = await tenant.service({ name: 'Staff only', locationIds: [main, branch], showOnline: false });
+  const resource = await tenant.resource({ name: 'Ann', locationIds: [main], serviceIds: [online, hidden], bookingLimit: 2 });
+  return { tenant, main, branch, online, branchOnly, hidden, resource };
 }
 
 describe('GET /v3/public/locations', { concurrency: true }, () => {
   test('lists the live locations with what a booking page shows, and nothing else', async () => {
     const c = await catalog();
-    const archived = await post(c.tenant, '/v3/location', { name: 'Closed down', timezoneName: ZONE });
-    const deleted = await context.app.inject({ method: 'DELETE', url: `/v3/location/${archived.id}`, headers: c.tenant.dashboard });
+    const archived = await c.tenant.location({ name: 'Closed down' });
+    const deleted = await context.app.inject({ method: 'DELETE', url: `/v3/location/${archived}`, headers: c.tenant.dashboard });
     assert.equal(deleted.statusCode, 204, deleted.body);
 
     const body = assertPublicOk(await getPublic(c.tenant, '/v3/public/locations'), c.tenant);
@@ -132,8 +102,8 @@ describe('GET /v3/public/locations', { concurrency: true }, () => {
     const main = body.data.find((l: { id: string }) => l.id === c.main);
     assert.deepEqual(Object.keys(main).sort(), ['address', 'email', 'id', 'name', 'phone', 'timezoneName', 'weeklyAvailability']);
     assert.equal(main.name, 'Main');
-    assert.equal(main.timezoneName, ZONE);
-    assert.deepEqual(main.weeklyAvailability, HOURS);
+    assert.equal(main.timezoneName, LONDON);
+    assert.deepEqual(main.weeklyAvailability, WEEKDAYS_9_TO_17);
   });
 
   test('shows only the company of the client id', async () => {
@@ -181,13 +151,13 @@ describe('GET /v3/public/services', { concurrency: true }, () => {
 describe('GET /v3/public/services: archived locations', { concurrency: true }, () => {
   test('a service offered at an archived location no longer lists it', async () => {
     const c = await catalog();
-    const both = await post(c.tenant, '/v3/service', { name: 'Both', duration: 30, locationIds: [c.main, c.branch] });
+    const both = await c.tenant.service({ name: 'Both', duration: 30, locationIds: [c.main, c.branch] });
     const before = assertPublicOk(await getPublic(c.tenant, '/v3/public/services'), c.tenant);
-    assert.deepEqual([...before.data.find((s: { id: string }) => s.id === both.id).locationIds].sort(), [c.main, c.branch].sort());
+    assert.deepEqual([...before.data.find((s: { id: string }) => s.id === both).locationIds].sort(), [c.main, c.branch].sort());
     const archived = await context.app.inject({ method: 'DELETE', url: `/v3/location/${c.branch}`, headers: c.tenant.dashboard });
     assert.equal(archived.statusCode, 204, archived.body);
     const after = assertPublicOk(await getPublic(c.tenant, '/v3/public/services'), c.tenant);
-    assert.deepEqual(after.data.find((s: { id: string }) => s.id === both.id).locationIds, [c.main]);
+    assert.deepEqual(after.data.find((s: { id: string }) => s.id === both).locationIds, [c.main]);
   });
 });
 
@@ -199,7 +169,7 @@ describe('GET /v3/public/availability', { concurrency: true }, () => {
     const date = wednesday();
     const response = await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, date)}`);
     const body = assertPublicOk(response, c.tenant);
-    assert.equal(body.timezoneName, ZONE);
+    assert.equal(body.timezoneName, LONDON);
     // 09:00-17:00 with 10 minutes of padding after each hour: 09:00 to 15:00 every hour.
     assert.equal(body.availableTimes.length, 7);
     assert.deepEqual(body.availableTimes[0].resourceIds, [c.resource]);
@@ -234,8 +204,8 @@ describe('GET /v3/public/availability', { concurrency: true }, () => {
   test('CustomerId is not accepted: a booking page does not identify the customer', async () => {
     const c = await catalog();
     const date = wednesday();
-    const customer = await post(c.tenant, '/v3/customer', { firstName: 'Ada', email: `ada-${randomUUID()}@example.com` });
-    for (const id of [customer.id, randomUUID()]) {
+    const customer = await c.tenant.customer({ firstName: 'Ada' });
+    for (const id of [customer, randomUUID()]) {
       const body = assertError(await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, date, `&CustomerId=${id}`)}`), 400);
       assert.deepEqual(body.errors.map((e) => [e.location, e.path]), [['query', 'CustomerId']]);
       // The answer is the same for a real and an unknown customer: nothing about customers leaks.
@@ -250,7 +220,7 @@ describe('GET /v3/public/availability', { concurrency: true }, () => {
     assertError(await getPublic(c.tenant, `/v3/public/availability?LocationId=${other.main}&ServiceId=${c.online}&startDate=${date}`), 400);
     assertError(await getPublic(c.tenant, `/v3/public/availability?${query(c, other.online, date)}`), 400);
     assertError(await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, '2027-02-30')}`), 400);
-    const yesterday = DateTime.now().setZone(ZONE).minus({ days: 1 }).toISODate()!;
+    const yesterday = DateTime.now().setZone(LONDON).minus({ days: 1 }).toISODate()!;
     const past = assertError(await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, yesterday)}`), 400);
     assert.equal((past.errors[0] as { code?: string }).code, 'AVAILABILITY-102');
   });

@@ -3,8 +3,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTenant, createTestContext, json, machineToken } from '../../helpers/app.js';
-import type { TestContext, Tenant } from '../../helpers/app.js';
+import { createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -17,7 +18,7 @@ const INVALID_CLIENT_ID = 'Invalid Client ID';
 
 /** A tenant whose public booking page lives at book.example.com. */
 function bookingTenant(name?: string): Promise<Tenant> {
-  return createTenant(context.app, name, { allowedDomains: ['book.example.com'] });
+  return context.world.tenant({ name, allowedDomains: ['book.example.com'] });
 }
 
 function publicCompany(headers: Record<string, string>) {
@@ -79,7 +80,7 @@ describe('Public flow 1 and 2: x-client-id plus an allowed Origin', () => {
   });
 
   test('a port in the Allowed Domain must match the Origin\'s port', async () => {
-    const tenant = await createTenant(context.app, undefined, { allowedDomains: ['localhost:5173'] });
+    const tenant = await context.world.tenant({ allowedDomains: ['localhost:5173'] });
     const allowed = await publicCompany({ 'x-client-id': tenant.publicClientId, origin: 'https://localhost:5173' });
     assert.equal(allowed.statusCode, 200, allowed.body);
     assertError(await publicCompany({ 'x-client-id': tenant.publicClientId, origin: 'https://localhost' }), 403);
@@ -87,12 +88,12 @@ describe('Public flow 1 and 2: x-client-id plus an allowed Origin', () => {
   });
 
   test('a company without Allowed Domains accepts no origin', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     assertError(await publicCompany({ 'x-client-id': tenant.publicClientId, origin: ORIGIN }), 403);
   });
 
   test('another company\'s Allowed Domain does not count', async () => {
-    const tenant = await createTenant(context.app, undefined, { allowedDomains: ['other-shop.example.com'] });
+    const tenant = await context.world.tenant({ allowedDomains: ['other-shop.example.com'] });
     await bookingTenant();
     assertError(await publicCompany({ 'x-client-id': tenant.publicClientId, origin: ORIGIN }), 403);
   });
@@ -237,7 +238,7 @@ describe('Allowed Domains on PUT /v3/company', () => {
   });
 
   test('an origin form "https://Book.Example.com/" is normalised to "book.example.com"', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const response = await context.app.inject({
       method: 'PUT',
       url: '/v3/company',

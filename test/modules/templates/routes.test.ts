@@ -4,11 +4,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, machineToken } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import { createTemplateService } from '../../../src/modules/templates/service.js';
 import { createTemplateRepository } from '../../../src/modules/templates/repository.js';
 import { defaultTemplate } from '../../../src/modules/templates/defaults.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -51,7 +52,7 @@ function assertFieldError(response: LightMyRequestResponse, path: string, patter
 
 describe('upsert', () => {
   test('POST creates (201, channel EMAIL by default), then replaces the same key (200, same id)', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const first = await post(tenant.dashboard, { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', subject: 'Booked {{service.name}}', body: 'Hello {{customer.firstName}}' });
     assert.equal(first.statusCode, 201, first.body);
     const created = json<Template>(first);
@@ -73,7 +74,7 @@ describe('upsert', () => {
   });
 
   test('the key includes the channel, the type and the recipient', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const saves = [
       { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', subject: 's', body: 'email' },
       { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', channel: 'SMS', body: 'sms' },
@@ -96,7 +97,7 @@ describe('upsert', () => {
   });
 
   test('two concurrent saves of one key make one row', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const payload = { type: 'APPOINTMENT_REMINDER', recipientType: 'BUSINESS', subject: 'r', body: 'b' };
     const statuses = (await Promise.all([post(tenant.dashboard, payload), post(tenant.dashboard, payload)])).map((r) => r.statusCode).sort();
     assert.deepEqual(statuses, [200, 201]);
@@ -104,7 +105,7 @@ describe('upsert', () => {
   });
 
   test('GET /v3/emailTemplates/defaults lists the platform defaults of a channel', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = json<{ data: Array<Record<string, unknown>> }>(await get(tenant.dashboard, '/defaults')).data;
     assert.equal(email.length, 18);
     assert.ok(email.every((t) => t.channel === 'EMAIL' && t.isDefault === true && t.subject && t.body));
@@ -120,7 +121,7 @@ describe('upsert', () => {
 describe('refusals at save time', () => {
   let tenant: Tenant;
   before(async () => {
-    tenant = await createTenant(context.app);
+    tenant = await context.world.tenant();
   });
 
   test('EXTERNAL_CALENDAR_EVENT with channel SMS is a 400; with EMAIL it is saved', async () => {
@@ -167,8 +168,8 @@ describe('refusals at save time', () => {
 
 describe('delete, tenant isolation and roles', () => {
   test("DELETE removes the company's template (204), then 404; another company's is 404 and stays", async () => {
-    const a = await createTenant(context.app);
-    const b = await createTenant(context.app);
+    const a = await context.world.tenant();
+    const b = await context.world.tenant();
     const mine = json<Template>(await post(a.dashboard, { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', subject: 'a', body: 'a' }));
     const theirs = json<Template>(await post(b.dashboard, { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', subject: 'b', body: 'b' }));
     assert.notEqual(mine.id, theirs.id);
@@ -185,8 +186,8 @@ describe('delete, tenant isolation and roles', () => {
   });
 
   test('a save in one company does not touch the same key in another', async () => {
-    const a = await createTenant(context.app);
-    const b = await createTenant(context.app);
+    const a = await context.world.tenant();
+    const b = await context.world.tenant();
     const payload = { type: 'APPOINTMENT_REMINDER', recipientType: 'CUSTOMER', subject: 's', body: 'from a' };
     assert.equal((await post(a.dashboard, payload)).statusCode, 201);
     assert.equal((await post(b.dashboard, { ...payload, body: 'from b' })).statusCode, 201, 'the key is per company');
@@ -194,7 +195,7 @@ describe('delete, tenant isolation and roles', () => {
   });
 
   test('Owner, Admin, User and machine tokens may; a Resource-role user gets 403; no credentials 401', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const payload = { type: 'APPOINTMENT_BOOKED', recipientType: 'BUSINESS', subject: 's', body: 'b' };
     for (const role of ['Admin', 'User'] as const) {
       const member = await addMember(context, tenant, role);
@@ -223,7 +224,7 @@ describe('delete, tenant isolation and roles', () => {
 
 describe('resolution for sending (the service the notification worker calls)', () => {
   test('SMS: the SMS template, else the email template of that type and recipient, else the SMS default', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const templates = createTemplateService({ repository: createTemplateRepository(context.database.db) });
     const resolve = (channel: 'EMAIL' | 'SMS', recipientType: 'CUSTOMER' | 'RESOURCE' = 'CUSTOMER') =>
       templates.resolve(tenant.companyId, 'APPOINTMENT_BOOKED', recipientType, channel);
@@ -244,7 +245,7 @@ describe('resolution for sending (the service the notification worker calls)', (
     // Other recipients, types and companies keep their defaults.
     assert.equal((await resolve('SMS', 'RESOURCE')).source, 'default');
     assert.equal((await templates.resolve(tenant.companyId, 'APPOINTMENT_CANCELLED', 'CUSTOMER', 'SMS')).source, 'default');
-    const other = await createTenant(context.app);
+    const other = await context.world.tenant();
     assert.equal((await templates.resolve(other.companyId, 'APPOINTMENT_BOOKED', 'CUSTOMER', 'SMS')).source, 'default');
 
     assert.equal((await remove(tenant.dashboard, sms.id)).statusCode, 204);
@@ -252,7 +253,7 @@ describe('resolution for sending (the service the notification worker calls)', (
   });
 
   test('EMAIL for EXTERNAL_CALENDAR_EVENT uses the company template or the default', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const templates = createTemplateService({ repository: createTemplateRepository(context.database.db) });
     assert.equal((await templates.resolve(tenant.companyId, 'EXTERNAL_CALENDAR_EVENT', 'RESOURCE', 'EMAIL')).source, 'default');
     await post(tenant.dashboard, { type: 'EXTERNAL_CALENDAR_EVENT', recipientType: 'RESOURCE', subject: '{{service.name}}', body: 'details' });

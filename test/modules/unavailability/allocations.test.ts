@@ -8,16 +8,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertInvalid, assertNotOwned, assertStatus, caller, createWorld, machineHeaders, member, ok } from './fixtures.js';
+import { assertInvalid, assertNotOwned, assertStatus, caller, machineHeaders, member, newWorld, ok } from './fixtures.js';
 import type { World } from './fixtures.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Allocation {
   id: string;
@@ -51,7 +50,7 @@ const windows = (rows: Allocation[]) => rows.map((r) => `${r.day ?? r.date} ${r.
 
 describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   test('sets the weekly windows of a location, ordered by day and start, and GET lists them', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const data = await set('weekly', world, { LocationId: world.location }, [
       { day: 'wed', start: '13:00', end: '17:00' },
       { day: 'mon', start: '14:00', end: '24:00', legacyId: 'v1-9' },
@@ -69,7 +68,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   });
 
   test('a second set replaces the first; an empty list clears it', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const before_ = await set('weekly', world, { LocationId: world.location }, [{ day: 'tue', start: '09:00', end: '17:00' }]);
     const after_ = await set('weekly', world, { LocationId: world.location }, [{ day: 'fri', start: '10:00', end: '11:00' }]);
     assert.deepEqual(windows(after_), ['fri 10:00-11:00']);
@@ -80,7 +79,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   });
 
   test('each scope is its own set: location, location+service, location+resource, location+service+resource', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const { location: L, service: S, resource: R } = world;
     const scopes = [{ LocationId: L }, { LocationId: L, ServiceId: S }, { LocationId: L, ResourceId: R }, { LocationId: L, ServiceId: S, ResourceId: R }];
     for (const [index, ids] of scopes.entries()) {
@@ -96,7 +95,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   });
 
   test('bookingsPerSlot only when both ServiceId and ResourceId scope the set', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const { location: L, service: S, resource: R } = world;
     const rows = await set('weekly', world, { LocationId: L, ServiceId: S, ResourceId: R }, [
       { day: 'mon', start: '09:00', end: '12:00', bookingsPerSlot: 2 },
@@ -121,7 +120,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   });
 
   test('every item rule, with RESOURCEALLOCATION codes when ResourceId is given and SERVICEALLOCATION otherwise', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const cases = [
       { family: 'SERVICEALLOCATION', ids: { LocationId: world.location, ServiceId: world.service } },
       { family: 'SERVICEALLOCATION', ids: { LocationId: world.location } },
@@ -160,7 +159,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
   });
 
   test('LocationId is required in the query', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     for (const url of [SET.weekly, `${SET.weekly}?ServiceId=${world.service}`]) {
       assertInvalid(await call('POST', url, world.headers, { allocations: [] }), [{ path: 'LocationId', location: 'query' }]);
     }
@@ -171,7 +170,7 @@ describe('POST /v3/weeklyAllocation/setWeeklyAllocations', () => {
 
 describe('POST /v3/singleAllocation/setSingleAllocations', () => {
   test('sets dated windows ordered by date and start; a second set replaces the first', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const ids = { LocationId: world.location, ServiceId: world.service, ResourceId: world.resource };
     const data = await set('single', world, ids, [
       { date: '2030-06-02', start: '09:00', end: '12:00', bookingsPerSlot: 4, legacyId: 'v1-3' },
@@ -189,7 +188,7 @@ describe('POST /v3/singleAllocation/setSingleAllocations', () => {
   });
 
   test('item rules: date required (REQUIRED-100), times, overlaps on one date, bookingsPerSlot only for a pair', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     for (const [family, ids] of [
       ['SERVICEALLOCATION', { LocationId: world.location, ServiceId: world.service }],
       ['RESOURCEALLOCATION', { LocationId: world.location, ResourceId: world.resource }],
@@ -216,7 +215,7 @@ describe('POST /v3/singleAllocation/setSingleAllocations', () => {
 describe('a refused replace leaves the old set intact', () => {
   for (const kind of ['weekly', 'single'] as const) {
     test(`${kind}: schema, rule and scope failures change nothing`, async () => {
-      const world = await createWorld(context);
+      const world = await newWorld(context);
       const scoped = await member(context, world, 'User', [world.location2]);
       const ids = { LocationId: world.location, ServiceId: world.service, ResourceId: world.resource };
       const item = (start: string, end: string, extra: Record<string, unknown> = {}) =>
@@ -239,7 +238,7 @@ describe('a refused replace leaves the old set intact', () => {
 
 describe('tenant isolation', () => {
   test('another company\'s LocationId, ServiceId or ResourceId in the query is 400 naming it, on set and list', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     await set('weekly', theirs, { LocationId: theirs.location }, [{ day: 'mon', start: '09:00', end: '17:00' }]);
     const machine = await machineHeaders(context, mine);
     for (const headers of [mine.headers, machine]) {
@@ -262,7 +261,7 @@ describe('tenant isolation', () => {
 
 describe('roles, location scope and machine tokens', () => {
   test('Resource role 403; a location-scoped user writes and reads only their locations', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const resourceUser = await member(context, world, 'Resource');
     const scoped = await member(context, world, 'User', [world.location]);
     const user = await member(context, world, 'User');
@@ -281,7 +280,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('a machine write token replaces; a read token lists only', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const writer = await machineHeaders(context, world);
     const reader = await machineHeaders(context, world, 'read');
     const rows = await set('single', world, { LocationId: world.location }, [{ date: '2030-06-01', start: '09:00', end: '10:00' }], writer);

@@ -6,16 +6,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertInvalid, assertNotOwned, assertStatus, caller, createWorld, created, machineHeaders, member, ok } from './fixtures.js';
+import { assertInvalid, assertNotOwned, assertStatus, caller, created, machineHeaders, member, newWorld, ok, scopes } from './fixtures.js';
 import type { World } from './fixtures.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Block {
   id: string;
@@ -43,12 +42,6 @@ const body = (scope: Record<string, string>, extra: Record<string, unknown> = {}
   reason: 'Staff training',
   ...extra,
 });
-const scopes = (world: World) =>
-  [
-    { family: 'CALENDARBLOCK', scope: { LocationId: world.location } },
-    { family: 'RESOURCEBLOCK', scope: { ResourceId: world.resource } },
-    { family: 'SERVICEBLOCK', scope: { ServiceId: world.service } },
-  ] as const;
 
 async function createBlock(world: World, payload: Record<string, unknown>, headers = world.headers) {
   return created<Block>(await call('POST', URL_, headers, payload));
@@ -59,7 +52,7 @@ async function list(world: World, query = '', headers = world.headers) {
 
 describe('POST /v3/unavailability/blocks', () => {
   test('creates a location block with its times as UTC instants', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const block = await createBlock(world, body({ LocationId: world.location }));
     assert.match(block.id, /^[0-9a-f-]{36}$/);
     assert.equal(block.companyId, world.tenant.companyId);
@@ -74,7 +67,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('a resource or a service may be the scope instead', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const resourceBlock = await createBlock(world, body({ ResourceId: world.resource }));
     assert.deepEqual([resourceBlock.locationId, resourceBlock.resourceId, resourceBlock.serviceId], [null, world.resource, null]);
     const serviceBlock = await createBlock(world, body({ ServiceId: world.service }, { startTime: '2030-03-11T00:00:00Z', endTime: '2030-03-12T00:00:00Z' }));
@@ -83,7 +76,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('exactly one of LocationId, ResourceId and ServiceId', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     assertInvalid(await call('POST', URL_, world.headers, body({})), [{ path: 'LocationId' }]);
     assertInvalid(await call('POST', URL_, world.headers, body({ LocationId: world.location, ResourceId: world.resource })), [{ path: 'ResourceId' }]);
     assertInvalid(await call('POST', URL_, world.headers, body({ LocationId: world.location, ResourceId: world.resource, ServiceId: world.service })), [
@@ -95,7 +88,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('reason is required and 2 to 50 characters, with the code of the scope\'s family', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const codes = {
       CALENDARBLOCK: { required: 'CALENDARBLOCK-103', length: 'CALENDARBLOCK-104' },
       RESOURCEBLOCK: { required: 'RESOURCEBLOCK-100', length: 'RESOURCEBLOCK-101' },
@@ -115,7 +108,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('start and end are required ISO 8601 instants with an offset', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     for (const { family, scope } of scopes(world)) {
       const { startTime: _s, ...withoutStart } = body(scope);
       assertInvalid(await call('POST', URL_, world.headers, withoutStart), [{ path: 'startTime', code: `${family}-REQUIRED-100` }]);
@@ -129,7 +122,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('the end must come after the start: TIME-101 when equal, TIME-100 on the same date, the date code across dates', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const dateCodes = { CALENDARBLOCK: 'CALENDARBLOCK-106', RESOURCEBLOCK: 'RESOURCEBLOCK-DATE-100', SERVICEBLOCK: 'SERVICEBLOCK-100' };
     for (const { family, scope } of scopes(world)) {
       // The same instant written with two offsets is still equal.
@@ -147,7 +140,7 @@ describe('POST /v3/unavailability/blocks', () => {
   });
 
   test('unknown fields are refused', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     assertInvalid(await call('POST', URL_, world.headers, body({ LocationId: world.location }, { colour: 'red' })), [{ path: 'colour' }]);
     assertInvalid(await call('POST', URL_, world.headers, body({ LocationId: world.location }, { endTime: '9999-12-31T23:30:00-05:00' })), [{ path: 'endTime' }]);
   });
@@ -155,7 +148,7 @@ describe('POST /v3/unavailability/blocks', () => {
 
 describe('GET /v3/unavailability/blocks', () => {
   test('lists by start time with page, limit and total; filters by scope id', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const late = await createBlock(world, body({ LocationId: world.location }, { startTime: '2030-05-01T10:00:00Z', endTime: '2030-05-01T11:00:00Z' }));
     const early = await createBlock(world, body({ ResourceId: world.resource }, { startTime: '2030-04-01T10:00:00Z', endTime: '2030-04-01T11:00:00Z' }));
     const middle = await createBlock(world, body({ ServiceId: world.service }, { startTime: '2030-04-15T10:00:00Z', endTime: '2030-04-15T11:00:00Z' }));
@@ -176,7 +169,7 @@ describe('GET /v3/unavailability/blocks', () => {
   });
 
   test('startDate and endDate keep blocks overlapping those days, in the LocationId filter\'s time zone', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     // 2030-07-01 in London (BST, +01:00) is 2030-06-30T23:00Z to 2030-07-01T23:00Z.
     const lateEvening = await createBlock(world, body({ LocationId: world.location }, { startTime: '2030-06-30T23:30:00Z', endTime: '2030-07-01T00:30:00Z' }));
     const nextDay = await createBlock(world, body({ LocationId: world.location }, { startTime: '2030-07-01T23:00:00Z', endTime: '2030-07-02T01:00:00Z' }));
@@ -196,7 +189,7 @@ describe('GET /v3/unavailability/blocks', () => {
 
 describe('DELETE /v3/unavailability/blocks/:id', () => {
   test('removes the block: 204, then 404', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const block = await createBlock(world, body({ ResourceId: world.resource }));
     const removed = await call('DELETE', `${URL_}/${block.id}`, world.headers);
     assert.equal(removed.statusCode, 204, removed.body);
@@ -210,7 +203,7 @@ describe('DELETE /v3/unavailability/blocks/:id', () => {
 
 describe('tenant isolation', () => {
   test('another company\'s block in the path is 404 and stays', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     const block = await createBlock(theirs, body({ LocationId: theirs.location }));
     for (const headers of [mine.headers, await machineHeaders(context, mine)]) {
       assertStatus(await call('DELETE', `${URL_}/${block.id}`, headers), 404);
@@ -220,7 +213,7 @@ describe('tenant isolation', () => {
   });
 
   test('another company\'s scope id in the body or a filter is 400 naming it, never 404', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     const machine = await machineHeaders(context, mine);
     for (const headers of [mine.headers, machine]) {
       for (const [key, id] of [
@@ -238,7 +231,7 @@ describe('tenant isolation', () => {
   });
 
   test('an archived location is not a valid scope', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     assert.equal((await call('DELETE', `/v3/location/${world.location2}`, world.headers)).statusCode, 204);
     assertNotOwned(await call('POST', URL_, world.headers, body({ LocationId: world.location2 })), world.location2, 'LocationId', 'body');
   });
@@ -246,7 +239,7 @@ describe('tenant isolation', () => {
 
 describe('roles, location scope and machine tokens', () => {
   test('Owner, Admin and User write; a Resource-role user is refused with 403 but reads its own', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const admin = await member(context, world, 'Admin');
     const user = await member(context, world, 'User');
     const resourceUser = await member(context, world, 'Resource');
@@ -265,7 +258,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('a location-scoped user writes and sees only blocks of their locations', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const scoped = await member(context, world, 'User', [world.location]);
     await createBlock(world, body({ LocationId: world.location }), scoped);
     await createBlock(world, body({ ResourceId: world.resource }), scoped);
@@ -273,8 +266,8 @@ describe('roles, location scope and machine tokens', () => {
     assertStatus(await call('POST', URL_, scoped, body({ LocationId: world.location2 })), 403, /outside your location access/);
 
     // A resource and a service linked only to location 2 are outside too.
-    const farService = created<{ id: string }>(await call('POST', '/v3/service', world.headers, { name: 'Far', duration: 30, locationIds: [world.location2] })).id;
-    const farResource = created<{ id: string }>(await call('POST', '/v3/resource', world.headers, { name: 'Far', locationIds: [world.location2] })).id;
+    const farService = await world.tenant.service({ name: 'Far', duration: 30, locationIds: [world.location2] });
+    const farResource = await world.tenant.resource({ name: 'Far', locationIds: [world.location2] });
     assertStatus(await call('POST', URL_, scoped, body({ ServiceId: farService })), 403, /outside your location access/);
     assertStatus(await call('POST', URL_, scoped, body({ ResourceId: farResource })), 403, /outside your location access/);
 
@@ -286,7 +279,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('a machine write token writes; a read token reads but may not write', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const writer = await machineHeaders(context, world);
     const reader = await machineHeaders(context, world, 'read');
     const block = await createBlock(world, body({ LocationId: world.location }), writer);

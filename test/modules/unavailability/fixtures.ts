@@ -1,10 +1,11 @@
-// Shared by the unavailability tests: a tenant with a small catalog, request helpers and the
-// assertions on the error body. Each test builds its own world (its own company).
+// Shared by the unavailability tests: a tenant with a small catalog (made with test/helpers/world.ts),
+// request helpers and the assertions on the error body. Each test builds its own world (its own company).
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, json, machineToken } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { TenantFixture } from '../../helpers/world.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -28,7 +29,7 @@ export interface Expected {
 }
 
 export interface World {
-  tenant: Tenant;
+  tenant: TenantFixture;
   headers: Record<string, string>;
   /** Europe/London. */
   location: string;
@@ -40,9 +41,10 @@ export interface World {
   resource: string;
 }
 
-export function caller(context: TestContext) {
+/** Requests to the app of `context`, read when a request is sent (a file's context is made in its before hook). */
+export function caller(context: () => TestContext) {
   return (method: Method, url: string, headers: Record<string, string>, payload?: unknown) =>
-    context.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    context().app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 }
 
 export function created<T = Record<string, unknown>>(response: LightMyRequestResponse, status = 201): T {
@@ -52,26 +54,31 @@ export function created<T = Record<string, unknown>>(response: LightMyRequestRes
 
 export const ok = <T = Record<string, unknown>>(response: LightMyRequestResponse) => created<T>(response, 200);
 
-export async function createWorld(context: TestContext): Promise<World> {
-  const call = caller(context);
-  const tenant = await createTenant(context.app, `Unavailability ${randomUUID()}`);
-  const headers = tenant.dashboard;
+/** A tenant with two locations (London, and Kolkata with nothing linked), a 30-minute service and a resource at the first. */
+export async function newWorld(context: TestContext): Promise<World> {
+  const tenant = await context.world.tenant();
   const tag = randomUUID().slice(0, 8);
-  const location = created<{ id: string }>(await call('POST', '/v3/location', headers, { name: `Main ${tag}`, timezoneName: 'Europe/London' })).id;
-  const location2 = created<{ id: string }>(await call('POST', '/v3/location', headers, { name: `Second ${tag}`, timezoneName: 'Asia/Kolkata' })).id;
-  const service = created<{ id: string }>(await call('POST', '/v3/service', headers, { name: `Cut ${tag}`, duration: 30, locationIds: [location] })).id;
-  const resource = created<{ id: string }>(
-    await call('POST', '/v3/resource', headers, { name: `Ann ${tag}`, locationIds: [location], serviceIds: [service] }),
-  ).id;
-  return { tenant, headers, location, location2, service, resource };
+  const location = await tenant.location({ name: `Main ${tag}` });
+  const location2 = await tenant.location({ name: `Second ${tag}`, timezone: 'Asia/Kolkata' });
+  const service = await tenant.service({ name: `Cut ${tag}`, duration: 30, locationIds: [location] });
+  const resource = await tenant.resource({ name: `Ann ${tag}`, locationIds: [location], serviceIds: [service] });
+  return { tenant, headers: tenant.dashboard, location, location2, service, resource };
 }
+
+/** The three scopes a block or a recurring block may have, with the family of their error codes. */
+export const scopes = (world: World) =>
+  [
+    { family: 'CALENDARBLOCK', scope: { LocationId: world.location } },
+    { family: 'RESOURCEBLOCK', scope: { ResourceId: world.resource } },
+    { family: 'SERVICEBLOCK', scope: { ServiceId: world.service } },
+  ] as const;
 
 /** A dashboard member of the world's company with a role; `scopedTo` makes a LOCATIONS-scoped user. */
 export async function member(context: TestContext, world: World, role: 'Owner' | 'Admin' | 'User' | 'Resource', scopedTo?: string[]) {
   const user = await addMember(context, world.tenant, role);
   if (role === 'Resource' || scopedTo) {
     const change = role === 'Resource' ? { role, linkedResourceId: world.resource } : { locationAccessMode: 'LOCATIONS', allowedLocationIds: scopedTo };
-    const response = await caller(context)('POST', '/v3/users/adjustUsers', world.headers, { users: [{ id: user.userId, ...change }] });
+    const response = await caller(() => context)('POST', '/v3/users/adjustUsers', world.headers, { users: [{ id: user.userId, ...change }] });
     assert.equal(response.statusCode, 200, response.body);
   }
   return user.headers;

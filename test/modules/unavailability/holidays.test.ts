@@ -4,16 +4,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertInvalid, assertNotOwned, assertStatus, caller, createWorld, created, machineHeaders, member, ok } from './fixtures.js';
+import { assertInvalid, assertNotOwned, assertStatus, caller, created, machineHeaders, member, newWorld, ok } from './fixtures.js';
 import type { World } from './fixtures.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Holiday {
   id: string;
@@ -41,7 +40,7 @@ async function list(world: World, query = '', headers = world.headers) {
 
 describe('POST /v3/unavailability/holiday', () => {
   test('closes a location for a day', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const holiday = await createHoliday(world, { LocationId: world.location, date: '2030-12-25', name: 'Christmas Day' });
     assert.match(holiday.id, /^[0-9a-f-]{36}$/);
     assert.deepEqual({ ...holiday, id: undefined, createdAt: undefined }, {
@@ -56,7 +55,7 @@ describe('POST /v3/unavailability/holiday', () => {
   });
 
   test('a second holiday on the same date at the same location is 409; another location is fine', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     await createHoliday(world, { LocationId: world.location, date: '2030-01-01', name: 'New Year' });
     const duplicate = await call('POST', URL_, world.headers, { LocationId: world.location, date: '2030-01-01', name: 'Again' });
     assertStatus(duplicate, 409, /already has a holiday on 2030-01-01/);
@@ -66,7 +65,7 @@ describe('POST /v3/unavailability/holiday', () => {
   });
 
   test('LocationId, date (YYYY-MM-DD) and name (1 to 100 characters) are required', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const valid = { LocationId: world.location, date: '2030-05-01', name: 'May Day' };
     for (const key of ['LocationId', 'date', 'name'] as const) {
       const { [key]: _omitted, ...rest } = valid;
@@ -82,7 +81,7 @@ describe('POST /v3/unavailability/holiday', () => {
 
 describe('GET /v3/unavailability/holiday', () => {
   test('lists by date, filtered by LocationId and a date range', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const c = await createHoliday(world, { LocationId: world.location, date: '2030-12-26', name: 'Boxing Day' });
     const a = await createHoliday(world, { LocationId: world.location2, date: '2030-01-26', name: 'Republic Day' });
     const b = await createHoliday(world, { LocationId: world.location, date: '2030-04-19', name: 'Good Friday' });
@@ -97,7 +96,7 @@ describe('GET /v3/unavailability/holiday', () => {
 
 describe('DELETE /v3/unavailability/holiday/:id', () => {
   test('deletes: 204, then 404', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const holiday = await createHoliday(world, { LocationId: world.location, date: '2030-12-25', name: 'Christmas Day' });
     assert.equal((await call('DELETE', `${URL_}/${holiday.id}`, world.headers)).statusCode, 204);
     assertStatus(await call('DELETE', `${URL_}/${holiday.id}`, world.headers), 404);
@@ -109,7 +108,7 @@ describe('DELETE /v3/unavailability/holiday/:id', () => {
 
 describe('tenant isolation', () => {
   test('another company\'s holiday in the path is 404; its location in a body or filter is 400 naming it', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     const holiday = await createHoliday(theirs, { LocationId: theirs.location, date: '2030-12-25', name: 'Christmas Day' });
     for (const headers of [mine.headers, await machineHeaders(context, mine)]) {
       assertStatus(await call('DELETE', `${URL_}/${holiday.id}`, headers), 404);
@@ -125,7 +124,7 @@ describe('tenant isolation', () => {
 
 describe('roles, location scope and machine tokens', () => {
   test('Resource role 403 on writes; a location-scoped user only at their locations', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const resourceUser = await member(context, world, 'Resource');
     const scoped = await member(context, world, 'User', [world.location]);
     const admin = await member(context, world, 'Admin');
@@ -143,7 +142,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('a machine write token writes; a read token reads only', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const writer = await machineHeaders(context, world);
     const reader = await machineHeaders(context, world, 'read');
     const holiday = await createHoliday(world, { LocationId: world.location, date: '2030-12-25', name: 'Christmas' }, writer);

@@ -6,17 +6,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { assertInvalid, assertNotOwned, assertStatus, caller, createWorld, created, machineHeaders, member, ok } from './fixtures.js';
+import { assertInvalid, assertNotOwned, assertStatus, caller, created, machineHeaders, member, newWorld, ok, scopes } from './fixtures.js';
 import type { World } from './fixtures.js';
 import { createUnavailabilityRepository } from '../../../src/modules/unavailability/repository.js';
 
 let context: TestContext;
-let call: ReturnType<typeof caller>;
 before(async () => {
   context = await createTestContext();
-  call = caller(context);
 });
 after(() => context.close());
+const call = caller(() => context);
 
 interface Rule {
   id: string;
@@ -56,12 +55,6 @@ const daily = (scope: Record<string, string>, extra: Record<string, unknown> = {
   iana: 'Europe/London',
   ...extra,
 });
-const scopes = (world: World) =>
-  [
-    { family: 'CALENDARBLOCK', scope: { LocationId: world.location } },
-    { family: 'RESOURCEBLOCK', scope: { ResourceId: world.resource } },
-    { family: 'SERVICEBLOCK', scope: { ServiceId: world.service } },
-  ] as const;
 
 async function createRule(world: World, payload: Record<string, unknown>, headers = world.headers) {
   return created<Rule>(await call('POST', URL_, headers, payload));
@@ -75,7 +68,7 @@ async function list(world: World, query = '', headers = world.headers) {
 
 describe('POST /v3/unavailability/recurringBlock', () => {
   test('creates a weekly rule with every field', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, {
       ResourceId: world.resource,
       name: 'Team meeting',
@@ -119,7 +112,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('defaults: interval 1, no end date, no weekdays, the start date\'s day of month', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ LocationId: world.location }));
     assert.deepEqual([rule.interval, rule.endDate, rule.weekdays, rule.dayOfMonth, rule.legacyId], [1, null, [], null, null]);
     const monthly = await createRule(world, daily({ ServiceId: world.service }, { frequency: 'MONTHLY', dayOfMonth: 31, interval: 12 }));
@@ -131,7 +124,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('frequency is one of DAILY, WEEKLY, BIWEEKLY, MONTHLY, YEARLY (REPEAT-101)', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     for (const frequency of ['D', 'daily', 'HOURLY']) {
       assertInvalid(await call('POST', URL_, world.headers, daily({ LocationId: world.location }, { frequency })), [{ path: 'frequency', code: 'REPEAT-101' }]);
     }
@@ -145,7 +138,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('interval ranges per frequency: REPEAT-102 to REPEAT-105', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const cases = [
       { frequency: 'DAILY', max: 365, code: 'REPEAT-102' },
       { frequency: 'WEEKLY', max: 52, code: 'REPEAT-103' },
@@ -165,7 +158,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('weekdays: required for WEEKLY and BIWEEKLY (REPEAT-106), 0 to 6 (REPEAT-107), only for those', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const scope = { LocationId: world.location };
     for (const frequency of ['WEEKLY', 'BIWEEKLY']) {
       assertInvalid(await call('POST', URL_, world.headers, daily(scope, { frequency })), [{ path: 'weekdays', code: 'REPEAT-106' }]);
@@ -180,7 +173,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('dayOfMonth: 1 to 31, MONTHLY only', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const scope = { LocationId: world.location };
     for (const dayOfMonth of [0, 32]) {
       assertInvalid(await call('POST', URL_, world.headers, daily(scope, { frequency: 'MONTHLY', dayOfMonth })), [{ path: 'dayOfMonth' }]);
@@ -190,7 +183,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('dates: startDate required, YYYY-MM-DD, endDate on or after it, with the family\'s codes', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const endCodes = { CALENDARBLOCK: 'CALENDARBLOCK-106', RESOURCEBLOCK: 'RESOURCEBLOCK-103', SERVICEBLOCK: 'SERVICEBLOCK-106' };
     for (const { family, scope } of scopes(world)) {
       const { startDate: _s, ...withoutStart } = daily(scope);
@@ -210,7 +203,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('times: HH:MM (INVALIDTIME-100), "24:00" only as an end, equal times refused, an earlier end is overnight', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     for (const { family, scope } of scopes(world)) {
       const { startTime: _s, ...withoutStart } = daily(scope);
       assertInvalid(await call('POST', URL_, world.headers, withoutStart), [{ path: 'startTime', code: `${family}-REQUIRED-102` }]);
@@ -232,7 +225,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('iana must be an IANA time zone; name 1 to 100 characters', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const scope = { LocationId: world.location };
     for (const iana of ['Mars/Olympus', 'GMT+25', '']) {
       assertInvalid(await call('POST', URL_, world.headers, daily(scope, { iana })), [{ path: 'iana' }]);
@@ -245,7 +238,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
   });
 
   test('exactly one scope id', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     assertInvalid(await call('POST', URL_, world.headers, daily({})), [{ path: 'LocationId' }]);
     assertInvalid(await call('POST', URL_, world.headers, daily({ ServiceId: world.service, LocationId: world.location })), [{ path: 'ServiceId' }]);
     assert.equal((await list(world)).total, 0);
@@ -254,7 +247,7 @@ describe('POST /v3/unavailability/recurringBlock', () => {
 
 describe('GET /v3/unavailability/recurringBlock', () => {
   test('lists by start date, filtered by scope id', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const a = await createRule(world, daily({ LocationId: world.location }, { startDate: '2030-03-01' }));
     const b = await createRule(world, daily({ ResourceId: world.resource }, { startDate: '2030-01-01' }));
     const c = await createRule(world, daily({ ServiceId: world.service }, { startDate: '2030-02-01' }));
@@ -270,7 +263,7 @@ describe('GET /v3/unavailability/recurringBlock', () => {
 
 describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
   test('changes the fields given and keeps the rest', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ LocationId: world.location }, { endDate: '2030-12-31', legacyId: 'v1-1' }));
     const patched = ok<Rule>(await call('PATCH', `${URL_}/${rule.id}`, world.headers, { name: 'Long lunch', endTime: '13:30' }));
     assert.deepEqual({ ...patched, updatedAt: undefined }, { ...rule, name: 'Long lunch', endTime: '13:30', updatedAt: undefined });
@@ -283,7 +276,7 @@ describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
   });
 
   test('the merged rule is validated; a refused change leaves the rule as it was', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ ResourceId: world.resource }, { frequency: 'MONTHLY', interval: 6, startDate: '2030-05-01' }));
     const patch = (payload: Record<string, unknown>) => call('PATCH', `${URL_}/${rule.id}`, world.headers, payload);
 
@@ -306,7 +299,7 @@ describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
   });
 
   test('a change of frequency drops the weekdays or day of month the new one has no use for', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const weekly = await createRule(world, daily({ LocationId: world.location }, { frequency: 'WEEKLY', weekdays: [1, 3] }));
     const toDaily = ok<Rule>(await call('PATCH', `${URL_}/${weekly.id}`, world.headers, { frequency: 'DAILY' }));
     assert.deepEqual([toDaily.frequency, toDaily.weekdays], ['DAILY', []]);
@@ -318,7 +311,7 @@ describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
   });
 
   test('a scope id moves the rule; codes follow the new scope', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ LocationId: world.location }));
     const moved = ok<Rule>(await call('PATCH', `${URL_}/${rule.id}`, world.headers, { ServiceId: world.service }));
     assert.deepEqual([moved.locationId, moved.resourceId, moved.serviceId], [null, null, world.service]);
@@ -331,7 +324,7 @@ describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
   });
 
   test('unknown id: 404', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     assertStatus(await call('PATCH', `${URL_}/${randomUUID()}`, world.headers, { name: 'x' }), 404);
     assertStatus(await call('GET', `${URL_}/${randomUUID()}`, world.headers), 404);
   });
@@ -339,7 +332,7 @@ describe('PATCH and PUT /v3/unavailability/recurringBlock/:id', () => {
 
 describe('DELETE /v3/unavailability/recurringBlock/:id', () => {
   test('deletes: 204, then reads and deletes are 404', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ LocationId: world.location }));
     const response = await call('DELETE', `${URL_}/${rule.id}`, world.headers);
     assert.equal(response.statusCode, 204, response.body);
@@ -349,7 +342,7 @@ describe('DELETE /v3/unavailability/recurringBlock/:id', () => {
   });
 
   test('a delete checked against one scope does not remove the rule once it moved to another', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const rule = await createRule(world, daily({ LocationId: world.location }));
     const repository = createUnavailabilityRepository(context.database.db);
     // The caller's access was checked while the rule was at location2; it has moved since.
@@ -361,7 +354,7 @@ describe('DELETE /v3/unavailability/recurringBlock/:id', () => {
 
 describe('tenant isolation', () => {
   test('another company\'s rule in the path is 404 for every method, and stays unchanged', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     const rule = await createRule(theirs, daily({ LocationId: theirs.location }));
     for (const headers of [mine.headers, await machineHeaders(context, mine)]) {
       assertStatus(await call('GET', `${URL_}/${rule.id}`, headers), 404);
@@ -374,7 +367,7 @@ describe('tenant isolation', () => {
   });
 
   test('another company\'s scope id in a body or filter is 400 naming it', async () => {
-    const [mine, theirs] = await Promise.all([createWorld(context), createWorld(context)]);
+    const [mine, theirs] = await Promise.all([newWorld(context), newWorld(context)]);
     const own = await createRule(mine, daily({ LocationId: mine.location }));
     for (const [key, id] of [
       ['LocationId', theirs.location],
@@ -393,7 +386,7 @@ describe('tenant isolation', () => {
 
 describe('roles, location scope and machine tokens', () => {
   test('a Resource-role user may not write (403) and reads only rules it can see', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const resourceUser = await member(context, world, 'Resource');
     const own = await createRule(world, daily({ ResourceId: world.resource }));
     const far = await createRule(world, daily({ LocationId: world.location2 }));
@@ -407,7 +400,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('Admin and User write; a location-scoped user only inside their locations', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const admin = await member(context, world, 'Admin');
     const scoped = await member(context, world, 'User', [world.location]);
     const byAdmin = await createRule(world, daily({ LocationId: world.location2 }), admin);
@@ -426,7 +419,7 @@ describe('roles, location scope and machine tokens', () => {
   });
 
   test('a machine write token writes; a read token reads only', async () => {
-    const world = await createWorld(context);
+    const world = await newWorld(context);
     const writer = await machineHeaders(context, world);
     const reader = await machineHeaders(context, world, 'read');
     const rule = await createRule(world, daily({ LocationId: world.location }), writer);

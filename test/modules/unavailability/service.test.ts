@@ -11,7 +11,7 @@ import { createCatalogLinks } from '../../../src/modules/catalog/links.js';
 import type { TouchedEntities } from '../../../src/modules/availability/cache.js';
 import { createUnavailabilityRepository } from '../../../src/modules/unavailability/repository.js';
 import { codeForFamily, createUnavailabilityService } from '../../../src/modules/unavailability/service.js';
-import { createWorld } from './fixtures.js';
+import { newWorld } from './fixtures.js';
 import type { World } from './fixtures.js';
 
 let context: TestContext;
@@ -28,7 +28,7 @@ interface Harness {
 }
 
 async function harness(onChanged?: (companyId: string, entities: TouchedEntities) => Promise<void>): Promise<Harness> {
-  const world = await createWorld(context);
+  const world = await newWorld(context);
   const calls: Harness['calls'] = [];
   const db = context.database.db;
   const service = createUnavailabilityService({

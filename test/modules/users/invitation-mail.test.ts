@@ -2,7 +2,7 @@
 // SMTP server that never answers cannot hold the request, and the mails it held say emailSent false.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestContext, uniqueEmail } from '../../helpers/app.js';
+import { createTestContext, uniqueEmail } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { createUserService } from '../../../src/modules/users/service.js';
 import { createUserRepository } from '../../../src/modules/users/repository.js';
@@ -16,7 +16,7 @@ before(async () => {
 after(() => context.close());
 
 test('ten invitations to an SMTP server that never answers: setUsers answers at the deadline, every invitation made, none sent', async () => {
-  const tenant = await createTenant(context.app);
+  const tenant = await context.world.tenant();
   let attempts = 0;
   const hanging: EmailSender = {
     configured: true,

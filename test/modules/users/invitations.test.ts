@@ -4,10 +4,11 @@
 // credentials they created.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMember, createClientCredentials, createTenant, createTestContext, json, signup, uniqueEmail } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createClientCredentials, createTestContext, json, uniqueEmail } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import { startSmtpStandIn } from '../../helpers/stand-ins.js';
 import type { SmtpStandIn } from '../../helpers/stand-ins.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 let smtp: SmtpStandIn;
@@ -46,7 +47,7 @@ const roleIn = async (tenant: Tenant, userId: string) =>
 
 describe('invitations', () => {
   test('a new person accepts with the mailed token and a password, and is then a member', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = uniqueEmail('new-hire');
     const token = await invite(tenant.dashboard, email, 'Admin');
 
@@ -69,10 +70,10 @@ describe('invitations', () => {
   });
 
   test('a squatter who signed up with the address first gets nothing; the mailbox owner takes the account', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = uniqueEmail('new.hire');
     // The squatter signs up as the future hire (nobody checks the address at signup).
-    const squatter = await signup(context.app, 'squatter');
+    const squatter = await context.world.user('squatter');
     await context.database.db.updateTable('users').set({ email }).where('id', '=', squatter.userId).execute();
     await context.database.db.updateTable('users').set({ emailVerifiedAt: null }).where('id', '=', squatter.userId).execute();
 
@@ -91,8 +92,8 @@ describe('invitations', () => {
   });
 
   test('an account that proved its address accepts without a password and keeps its own', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     await context.database.db.updateTable('users').set({ emailVerifiedAt: new Date() }).where('id', '=', other.userId).execute();
     const token = await invite(tenant.dashboard, other.email);
     const withPassword = await accept({ token, password: 'another fine password' });
@@ -104,7 +105,7 @@ describe('invitations', () => {
   });
 
   test('an expired invitation is 401; an invitation whose sender may no longer grant the role is 403', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const expiredToken = await invite(tenant.dashboard, uniqueEmail('late'));
     await context.database.db.updateTable('invitations').set({ expiresAt: new Date(Date.now() - 1000) }).where('companyId', '=', tenant.companyId).execute();
     assert.equal((await accept({ token: expiredToken, password: 'a fine long password' })).statusCode, 401);
@@ -119,7 +120,7 @@ describe('invitations', () => {
 
 describe('member removal', () => {
   test('an Owner removes a member: membership, refresh tokens and their client credentials end', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const second = await addMember(context, tenant, 'Owner');
     const refresh = json(await inject('POST', '/v3/auth/generateRefreshToken', second.headers)).refreshToken as string;
     const created = await inject('POST', '/v3/clientId', second.headers, {});
@@ -145,7 +146,7 @@ describe('member removal', () => {
   });
 
   test('the last Owner cannot be removed; an Admin removes a User but not an Owner or another Admin; unknown ids are 404', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const otherAdmin = await addMember(context, tenant, 'Admin');
     const user = await addMember(context, tenant, 'User');
@@ -154,7 +155,7 @@ describe('member removal', () => {
     assert.equal((await inject('DELETE', `/v3/users/${otherAdmin.userId}`, admin.headers)).statusCode, 403);
     assert.equal((await inject('DELETE', `/v3/users/${user.userId}`, user.headers)).statusCode, 403);
     assert.equal((await inject('DELETE', `/v3/users/${user.userId}`, admin.headers)).statusCode, 204);
-    const foreign = await createTenant(context.app);
+    const foreign = await context.world.tenant();
     assert.equal((await inject('DELETE', `/v3/users/${foreign.userId}`, tenant.dashboard)).statusCode, 404);
     assert.equal(await roleIn(tenant, tenant.userId), 'Owner');
   });

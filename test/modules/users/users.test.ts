@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, createTestContext, json, machineToken, uniqueEmail } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -85,21 +86,14 @@ function assertFieldError(response: LightMyRequestResponse, path: string): Field
   return entry;
 }
 
-async function createRecord(tenant: Tenant, kind: 'location' | 'resource', payload: Record<string, unknown> = {}): Promise<string> {
-  const base = kind === 'location' ? { name: `Location ${randomUUID().slice(0, 8)}`, timezoneName: 'Europe/Berlin' } : { name: `Resource ${randomUUID().slice(0, 8)}` };
-  const response = await context.app.inject({ method: 'POST', url: `/v3/${kind}`, headers: tenant.dashboard, payload: { ...base, ...payload } });
-  assert.equal(response.statusCode, 201, response.body);
-  return json<{ id: string }>(response).id;
-}
-
 function login(email: string, password: string) {
   return context.app.inject({ method: 'POST', url: '/v3/auth/login', payload: { email, password } });
 }
 
 describe('GET /v3/users', () => {
   test('lists the members of the company with role and access, and nobody else', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const list = await members(tenant);
     assert.deepEqual(list.map((m) => m.id).sort(), [tenant.userId, admin.userId].sort());
@@ -115,9 +109,9 @@ describe('GET /v3/users', () => {
 
 describe('Dashboard roles 2: who may assign which role', () => {
   test('an Owner assigns any role, including Owner', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
-    const resource = await createRecord(tenant, 'resource');
+    const resource = await tenant.resource();
     for (const [role, extra] of [
       ['Admin', {}],
       ['Resource', { linkedResourceId: resource }],
@@ -136,7 +130,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
   });
 
   test('an Admin cannot assign Owner (403), neither to a member nor to a new account', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const user = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
@@ -149,7 +143,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
   });
 
   test("an Admin cannot change another Admin's role (403)", async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const otherAdmin = await addMember(context, tenant, 'Admin');
     for (const role of ['User', 'Resource'] as const) {
@@ -160,7 +154,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
   });
 
   test('an Admin promotes a User to Admin (200)', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const user = await addMember(context, tenant, 'User');
     const [after] = changed(await adjustUsers(admin.headers, [{ id: user.userId, role: 'Admin' }]));
@@ -171,9 +165,9 @@ describe('Dashboard roles 2: who may assign which role', () => {
   });
 
   test('an Admin cannot change an Owner (403), not even their access', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
-    const location = await createRecord(tenant, 'location');
+    const location = await tenant.location({ timezone: 'Europe/Berlin' });
     const before = await snapshot(tenant);
     assertForbidden(await adjustUsers(admin.headers, [{ id: tenant.userId, role: 'Admin' }]), /Owner/);
     assertForbidden(await adjustUsers(admin.headers, [{ id: tenant.userId, locationAccessMode: 'LOCATIONS', allowedLocationIds: [location] }]), /Owner/);
@@ -182,7 +176,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
   });
 
   test('User- and Resource-role members manage nobody (403 Insufficient role)', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const user = await addMember(context, tenant, 'User');
     const resourceMember = await addMember(context, tenant, 'Resource');
     for (const headers of [user.headers, resourceMember.headers]) {
@@ -197,7 +191,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
   // minted client credentials and, with their machine token, made themselves Owner and demoted
   // the real Owner. This test replaces "a machine token ignores roles: it may assign Owner".
   test('machine tokens get 403 on setUsers, adjustUsers and member removal, whatever their scope', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const created = await context.app.inject({ method: 'POST', url: '/v3/clientId', headers: admin.headers, payload: {} });
     assert.equal(created.statusCode, 201, created.body);
@@ -221,7 +215,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
 
 describe('At least one Owner must remain', () => {
   test('demoting the last Owner is 400 and changes nothing', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     await addMember(context, tenant, 'Admin');
     const before = await snapshot(tenant);
     for (const response of [
@@ -236,7 +230,7 @@ describe('At least one Owner must remain', () => {
   });
 
   test('with two Owners, one may be demoted; then the other is the last', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const second = await addMember(context, tenant, 'Owner');
     const [after] = changed(await adjustUsers(second.headers, [{ id: tenant.userId, role: 'Admin' }]));
     assert.equal(after!.role, 'Admin');
@@ -246,7 +240,7 @@ describe('At least one Owner must remain', () => {
   });
 
   test('two concurrent adjustUsers demoting each of two Owners: exactly one succeeds, one Owner remains', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const second = await addMember(context, tenant, 'Owner');
     // Each Owner demotes the other, at the same time.
     const responses = await Promise.all([
@@ -268,7 +262,7 @@ describe('At least one Owner must remain', () => {
   });
 
   test('the same Owner firing both demotions at once: exactly one succeeds', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const second = await addMember(context, tenant, 'Owner');
     const responses = await Promise.all([
       adjustUsers(tenant.dashboard, [{ id: second.userId, role: 'User' }]),
@@ -287,7 +281,7 @@ describe('POST /v3/users/setUsers', () => {
   // These replace "creates a new account with a temporaryPassword" and "a new account with a
   // password": a new address gets an invitation (test/modules/users/invitations.test.ts accepts it).
   test('a new address gets an invitation, not an account; a password is refused', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = uniqueEmail('new-staff');
     const response = await setUsers(tenant.dashboard, [{ email, role: 'Admin' }]);
     assert.equal(response.statusCode, 200, response.body);
@@ -305,9 +299,9 @@ describe('POST /v3/users/setUsers', () => {
   });
 
   test('updates an existing member found by email, ignoring case, without a temporaryPassword', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
-    const location = await createRecord(tenant, 'location');
+    const location = await tenant.location({ timezone: 'Europe/Berlin' });
     const [updated] = changed(
       await setUsers(tenant.dashboard, [{ email: member.email.toUpperCase(), role: 'Admin', locationAccessMode: 'LOCATIONS', allowedLocationIds: [location] }]),
     );
@@ -324,8 +318,8 @@ describe('POST /v3/users/setUsers', () => {
   });
 
   test('an existing account of another company is invited, not added (issue 12, item 7)', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const response = await setUsers(tenant.dashboard, [{ email: other.email, role: 'User' }]);
     assert.equal(response.statusCode, 200, response.body);
     assert.equal(json(response).invitations[0].email, other.email);
@@ -335,7 +329,7 @@ describe('POST /v3/users/setUsers', () => {
   });
 
   test('duplicate emails in one request (ignoring case) are 400 and change nothing', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const email = uniqueEmail('twice');
     const before = await snapshot(tenant);
     const response = await setUsers(tenant.dashboard, [
@@ -349,7 +343,7 @@ describe('POST /v3/users/setUsers', () => {
 
 describe('linkedResourceId', () => {
   test('role Resource without linkedResourceId is 400 at users.N.linkedResourceId', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
     assertFieldError(await setUsers(tenant.dashboard, [{ email: uniqueEmail('r'), role: 'Resource' }]), 'users.0.linkedResourceId');
@@ -367,9 +361,9 @@ describe('linkedResourceId', () => {
   });
 
   test("another company's resource is 400 naming it at users.N.linkedResourceId", async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
-    const foreign = await createRecord(other, 'resource');
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
+    const foreign = await other.resource();
     const member = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
     for (const response of [
@@ -384,8 +378,8 @@ describe('linkedResourceId', () => {
   });
 
   test('a Resource user keeps the linked resource when only their access changes, and loses it with another role', async () => {
-    const tenant = await createTenant(context.app);
-    const resource = await createRecord(tenant, 'resource');
+    const tenant = await context.world.tenant();
+    const resource = await tenant.resource();
     const member = await addMember(context, tenant, 'User');
     changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, role: 'Resource', linkedResourceId: resource }]));
     const [same] = changed(await adjustUsers(tenant.dashboard, [{ id: member.userId, locationAccessMode: 'COMPANY' }]));
@@ -397,8 +391,8 @@ describe('linkedResourceId', () => {
 
 describe('POST /v3/users/adjustUsers', () => {
   test('a user id that is not a member of the company is 400 at users.N.id', async () => {
-    const tenant = await createTenant(context.app);
-    const other = await createTenant(context.app);
+    const tenant = await context.world.tenant();
+    const other = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
     for (const id of [randomUUID(), other.userId]) {
@@ -411,7 +405,7 @@ describe('POST /v3/users/adjustUsers', () => {
   });
 
   test('the same id twice is 400', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     assertFieldError(
       await adjustUsers(tenant.dashboard, [
@@ -426,7 +420,7 @@ describe('POST /v3/users/adjustUsers', () => {
 
 describe('One request, one transaction', () => {
   test('setUsers: a failing item leaves the other items unapplied, including invitations', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
     const newEmail = uniqueEmail('never');
@@ -442,9 +436,9 @@ describe('One request, one transaction', () => {
   });
 
   test('adjustUsers: a member that is not one leaves the other items unapplied', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
-    const location = await createRecord(tenant, 'location');
+    const location = await tenant.location({ timezone: 'Europe/Berlin' });
     const before = await snapshot(tenant);
     assertFieldError(
       await adjustUsers(tenant.dashboard, [
@@ -457,7 +451,7 @@ describe('One request, one transaction', () => {
   });
 
   test('a refused item (403) leaves the allowed items unapplied', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const admin = await addMember(context, tenant, 'Admin');
     const user = await addMember(context, tenant, 'User');
     const before = await snapshot(tenant);
@@ -477,7 +471,7 @@ describe('One request, one transaction', () => {
   });
 
   test('the last-Owner rule applies to the request as a whole', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const user = await addMember(context, tenant, 'User');
     // Demoting the Owner while promoting another member to Owner in the same request is fine...
     const promoted = await adjustUsers(tenant.dashboard, [
@@ -501,10 +495,10 @@ describe('One request, one transaction', () => {
 
 describe('Location scope changes take effect on the next request', () => {
   test('a User narrowed to one location sees only it at once, and everything again when widened', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
-    const location1 = await createRecord(tenant, 'location');
-    const location2 = await createRecord(tenant, 'location');
+    const location1 = await tenant.location({ timezone: 'Europe/Berlin' });
+    const location2 = await tenant.location({ timezone: 'Europe/Berlin' });
     const locations = async () => {
       const response = await context.app.inject({ method: 'GET', url: '/v3/locations', headers: member.headers });
       assert.equal(response.statusCode, 200, response.body);
@@ -529,7 +523,7 @@ describe('Location scope changes take effect on the next request', () => {
   });
 
   test('a role change takes effect on the next request too', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const member = await addMember(context, tenant, 'User');
     const list = () => context.app.inject({ method: 'GET', url: '/v3/users', headers: member.headers });
     assertForbidden(await list());

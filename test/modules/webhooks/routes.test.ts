@@ -7,12 +7,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
-import { addMember, createTenant, json, machineToken } from '../../helpers/app.js';
-import type { Tenant, TestContext } from '../../helpers/app.js';
+import { addMember, json, machineToken } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import { createTestContext } from '../../helpers/app.js';
 import { checkWebhookUrl } from '../../../src/modules/webhooks/destination.js';
 import { activeWebhooksFor, finishDelivery, startDelivery } from '../../../src/modules/webhooks/repository.js';
 import type { EventTrigger } from '../../../src/platform/database/schema.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -91,12 +92,12 @@ function assertInvalidAt(response: LightMyRequestResponse, path: string, locatio
   return body.errors[0]!.msg;
 }
 
-async function createWorld(): Promise<World> {
-  const tenant = await createTenant(context.app, `Webhooks ${randomUUID()}`);
-  const headers = tenant.dashboard;
-  const location = expect<{ id: string }>(await call('POST', '/v3/location', headers, { name: 'Main', timezoneName: 'Europe/London' }), 201).id;
-  const location2 = expect<{ id: string }>(await call('POST', '/v3/location', headers, { name: 'Second', timezoneName: 'Europe/Paris' }), 201).id;
-  return { tenant, headers, location, location2 };
+/** A tenant with a location in London and a second in Paris. */
+async function newWorld(): Promise<World> {
+  const tenant = await context.world.tenant();
+  const location = await tenant.location();
+  const location2 = await tenant.location({ name: 'Second', timezone: 'Europe/Paris' });
+  return { tenant, headers: tenant.dashboard, location, location2 };
 }
 
 const at = (locationId: string) => `?locationId=${locationId}`;
@@ -140,7 +141,7 @@ async function scopedMember(world: World, role: 'User' | 'Admin', locationIds: s
 
 describe('creating and listing', () => {
   test('POST creates a webhook of the location (201) and GET lists it; headers and query strings are kept', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const body = {
       url: 'https://hooks.example.com/in?token=abc&source=slotwise',
       headers: { Authorization: 'Bearer shared-secret', 'X-Team': 'ops' },
@@ -158,7 +159,7 @@ describe('creating and listing', () => {
   });
 
   test('headers are optional ({} when omitted), active may be false at creation, lists are oldest first', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const first = await createHook(world);
     const second = await createHook(world, { url: 'https://other.example.org/x', triggers: ['APPOINTMENT_REMINDER'], active: false });
     assert.deepEqual(first.headers, {});
@@ -167,8 +168,8 @@ describe('creating and listing', () => {
   });
 
   test('locationId is required and must be a live location of the company', async () => {
-    const world = await createWorld();
-    const other = await createWorld();
+    const world = await newWorld();
+    const other = await newWorld();
     assertInvalidAt(await call('GET', '/v3/webhook', world.headers), 'locationId', 'query');
     assertInvalidAt(await call('GET', '/v3/webhook?locationId=nope', world.headers), 'locationId', 'query');
     for (const [method, url, payload] of [
@@ -188,7 +189,7 @@ describe('creating and listing', () => {
   });
 
   test(`a location has at most 20 webhooks`, async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const set = Array.from({ length: 20 }, (_, i) => ({ url: `https://h${i}.example.com/`, triggers: ['NEW_APPOINTMENT'] }));
     expect(await call('POST', `/v3/webhook/setWebhooks${at(world.location)}`, world.headers, { webhooks: set }), 200);
     const body = assertError(await call('POST', `/v3/webhook${at(world.location)}`, world.headers, HOOK), 400, /at most 20 webhooks/);
@@ -202,7 +203,7 @@ describe('creating and listing', () => {
   });
 
   test('concurrent creates never pass the cap', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const set = Array.from({ length: 18 }, (_, i) => ({ url: `https://h${i}.example.com/`, triggers: ['NEW_APPOINTMENT'] }));
     expect(await call('POST', `/v3/webhook/setWebhooks${at(world.location)}`, world.headers, { webhooks: set }), 200);
     const statuses = await Promise.all(
@@ -232,7 +233,7 @@ describe('destination rules', () => {
   ];
 
   test('create refuses every disallowed URL with 400 at url, the reason as msg, and writes nothing', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     for (const [label, url] of REFUSED_URLS) {
       const check = checkWebhookUrl(url);
       assert.equal(check.ok, false, label);
@@ -243,7 +244,7 @@ describe('destination rules', () => {
   });
 
   test('query strings, ports and long public names are allowed', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     for (const url of [
       'https://hooks.example.com/in?a=1&b=two&c=%20x',
       'https://hooks.example.com:8443/in?',
@@ -271,7 +272,7 @@ describe('destination rules', () => {
   ];
 
   test('create refuses bad headers with 400 at headers.<name> and writes nothing', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     for (const [label, headers, path] of REFUSED_HEADERS) {
       const msg = assertInvalidAt(await call('POST', `/v3/webhook${at(world.location)}`, world.headers, { ...HOOK, headers }), path);
       assert.ok(msg.length > 0, label);
@@ -282,7 +283,7 @@ describe('destination rules', () => {
   });
 
   test('triggers: a non-empty list of unique trigger names', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const post = (body: unknown) => call('POST', `/v3/webhook${at(world.location)}`, world.headers, body);
     assertInvalidAt(await post({ url: HOOK.url }), 'triggers');
     assertInvalidAt(await post({ ...HOOK, triggers: [] }), 'triggers');
@@ -300,7 +301,7 @@ describe('destination rules', () => {
 
 describe('setWebhooks', () => {
   test('replaces the whole set of the location and leaves other locations alone', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const old = await createHook(world);
     const elsewhere = await createHook(world, HOOK, world.location2);
     const replaced = expect<{ data: Webhook[] }>(
@@ -326,14 +327,14 @@ describe('setWebhooks', () => {
   });
 
   test('an empty list removes every webhook of the location', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     await createHook(world);
     assert.deepEqual(expect<{ data: Webhook[] }>(await call('POST', `/v3/webhook/setWebhooks${at(world.location)}`, world.headers, { webhooks: [] }), 200).data, []);
     assert.deepEqual(await listHooks(world), []);
   });
 
   test('one bad entry is 400 at webhooks.N.<field> and nothing changes', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const kept = await createHook(world);
     const good = { url: 'https://ok.example.com/', triggers: ['NEW_APPOINTMENT'] };
     const set = (webhooks: unknown[]) => call('POST', `/v3/webhook/setWebhooks${at(world.location)}`, world.headers, { webhooks });
@@ -352,7 +353,7 @@ describe('setWebhooks', () => {
 
 describe('changing and deleting', () => {
   test('PUT changes the fields given and leaves the rest; PATCH is the same call', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world, { ...HOOK, headers: { 'X-Secret': 'one', 'X-Other': 'two' } });
     const changed = expect<Webhook>(
       await call('PUT', `/v3/webhook/${hook.id}${at(world.location)}`, world.headers, { url: 'https://new.example.com/in?v=2', triggers: ['APPOINTMENT_CONFIRMED'] }),
@@ -370,7 +371,7 @@ describe('changing and deleting', () => {
   });
 
   test('active false keeps the row (and true turns it back on)', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const off = expect<Webhook>(await call('PUT', `/v3/webhook/${hook.id}${at(world.location)}`, world.headers, { active: false }), 200);
     assert.equal(off.active, false);
@@ -380,7 +381,7 @@ describe('changing and deleting', () => {
   });
 
   test('PUT refuses a disallowed url or headers with 400 and changes nothing', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const put = (body: unknown) => call('PUT', `/v3/webhook/${hook.id}${at(world.location)}`, world.headers, body);
     for (const url of ['http://hooks.example.com/', 'https://u:p@hooks.example.com/', 'https://hooks.example.com/#x', 'https://10.0.0.1/', 'https://localhost/', 'https://metadata.google.internal/']) {
@@ -396,7 +397,7 @@ describe('changing and deleting', () => {
   });
 
   test('DELETE removes the webhook (204); a second DELETE is 404', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const kept = await createHook(world, { ...HOOK, url: 'https://kept.example.com/' });
     const response = await call('DELETE', `/v3/webhook/${hook.id}${at(world.location)}`, world.headers);
@@ -410,7 +411,7 @@ describe('changing and deleting', () => {
 
 describe('rows stored before the rules', () => {
   test('a non-https row stays visible and changeable until replaced', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const id = await insertRow(world, { url: 'http://legacy.example.com/hook', headers: { 'X-Legacy': 'yes' } });
     const listed = await listHooks(world);
     assert.deepEqual(listed.map((h) => [h.id, h.url, h.headers, h.active]), [[id, 'http://legacy.example.com/hook', { 'X-Legacy': 'yes' }, true]]);
@@ -423,7 +424,7 @@ describe('rows stored before the rules', () => {
   });
 
   test('a stored header value that is not a string is shown as its JSON text', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     await insertRow(world, { url: 'https://legacy.example.com/', headers: { 'X-Count': 3, 'X-Ok': 'fine' } });
     assert.deepEqual((await listHooks(world))[0]!.headers, { 'X-Count': '3', 'X-Ok': 'fine' });
   });
@@ -431,8 +432,8 @@ describe('rows stored before the rules', () => {
 
 describe('tenant isolation', () => {
   test("another company's webhook in the path is 404; its location in the query is 400", async () => {
-    const world = await createWorld();
-    const other = await createWorld();
+    const world = await newWorld();
+    const other = await newWorld();
     const theirs = await createHook(other);
     for (const method of ['PUT', 'PATCH'] as const) {
       assertError(await call(method, `/v3/webhook/${theirs.id}`, world.headers, { active: false }), 404);
@@ -453,7 +454,7 @@ describe('tenant isolation', () => {
   });
 
   test('a webhook addressed with another location of the same company is 404', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     assertError(await call('PUT', `/v3/webhook/${hook.id}${at(world.location2)}`, world.headers, { active: false }), 404);
     assertError(await call('DELETE', `/v3/webhook/${hook.id}${at(world.location2)}`, world.headers), 404);
@@ -463,7 +464,7 @@ describe('tenant isolation', () => {
 
 describe('roles, scope and machine tokens', () => {
   test('Owner, Admin and User may manage webhooks; the Resource role gets 403 everywhere', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     for (const role of ['Admin', 'User'] as const) {
       const { headers } = await addMember(context, world.tenant, role);
@@ -488,7 +489,7 @@ describe('roles, scope and machine tokens', () => {
   });
 
   test('a location-scoped user manages only their locations (403 for another one)', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const outside = await createHook(world, HOOK, world.location2);
     const headers = await scopedMember(world, 'User', [world.location]);
     const inside = await createHook(world, HOOK, world.location, headers);
@@ -512,7 +513,7 @@ describe('roles, scope and machine tokens', () => {
   });
 
   test('machine tokens: read may list, only write may change', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const read = { authorization: `Bearer ${await machineToken(context.app, world.tenant, 'read')}` };
     const write = { authorization: `Bearer ${await machineToken(context.app, world.tenant, 'write')}` };
@@ -542,7 +543,7 @@ describe('deliveries', () => {
   }
 
   test('lists attempts newest first with their outcome, paged', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const other = await createHook(world, { ...HOOK, url: 'https://other.example.com/' });
     const a = await record(world, hook.id, hook.url);
@@ -608,7 +609,7 @@ describe('deliveries', () => {
   });
 
   test('deleting or replacing a webhook removes its delivery records', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     await record(world, hook.id, hook.url);
     assert.equal((await call('DELETE', `/v3/webhook/${hook.id}`, world.headers)).statusCode, 204);
@@ -626,8 +627,8 @@ describe('deliveries', () => {
 
 describe('functions for the delivery worker', () => {
   test('activeWebhooksFor returns the active webhooks of the location whose triggers match', async () => {
-    const world = await createWorld();
-    const other = await createWorld();
+    const world = await newWorld();
+    const other = await newWorld();
     const match = await createHook(world, { url: 'https://a.example.com/?k=v', triggers: ['NEW_APPOINTMENT', 'APPOINTMENT_CANCELLED'], headers: { 'X-Secret': 's' } });
     const match2 = await createHook(world, { url: 'https://b.example.com/', triggers: ['APPOINTMENT_CANCELLED'] });
     await createHook(world, { url: 'https://inactive.example.com/', triggers: ['APPOINTMENT_CANCELLED'], active: false });
@@ -650,7 +651,7 @@ describe('functions for the delivery worker', () => {
   });
 
   test('startDelivery records an event once per webhook: the second call returns null', async () => {
-    const world = await createWorld();
+    const world = await newWorld();
     const hook = await createHook(world);
     const hook2 = await createHook(world, { ...HOOK, url: 'https://second.example.com/' });
     const db = context.database.db;
@@ -666,7 +667,7 @@ describe('functions for the delivery worker', () => {
     // The same event to another webhook is its own record.
     assert.ok(await startDelivery(db, { ...input, webhookId: hook2.id, url: hook2.url }));
     // Another company cannot record against this webhook, and a deleted webhook records nothing.
-    assert.equal(await startDelivery(db, { ...input, companyId: (await createWorld()).tenant.companyId, eventId: randomUUID() }), null);
+    assert.equal(await startDelivery(db, { ...input, companyId: (await newWorld()).tenant.companyId, eventId: randomUUID() }), null);
     assert.equal((await call('DELETE', `/v3/webhook/${hook2.id}`, world.headers)).statusCode, 204);
     assert.equal(await startDelivery(db, { ...input, webhookId: hook2.id, eventId: randomUUID() }), null);
     const rows = await db.selectFrom('webhookDeliveries').selectAll().where('companyId', '=', world.tenant.companyId).execute();

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { CryptoKey } from 'jose';
-import { createTenant, createTestContext, json } from '../../helpers/app.js';
+import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 
 // Dashboard JWTs from an external OpenID Connect issuer, verified against its JWKS (served here by
@@ -73,7 +73,7 @@ test('an issuer token signs the user in by (issuer, subject), and can create and
 // Issue 12, item 2: an issuer token for victim@... with email_verified false read the victim's
 // companies as Owner, and a verified one was linked to the victim's password account.
 test('an unverified email signs nobody in, and a password account is never taken over by email', async () => {
-  const victim = await createTenant(context.app);
+  const victim = await context.world.tenant();
   for (const claims of [
     { sub: randomUUID(), email: victim.email, email_verified: false },
     { sub: randomUUID(), email: victim.email, email_verified: 'true' },
@@ -102,7 +102,7 @@ test('an unverified email signs nobody in, and a password account is never taken
   const read = await context.app.inject({ method: 'GET', url: '/v3/company', headers: { authorization: `Bearer ${verified}`, 'x-api-key': victim.apiKey } });
   assert.equal(read.statusCode, 200, read.body);
   // Nobody else can link the same identity.
-  const other = await createTenant(context.app);
+  const other = await context.world.tenant();
   const again = await context.app.inject({ method: 'POST', url: '/v3/auth/me/identities', headers: { authorization: `Bearer ${other.userToken}` }, payload: { identityToken: verified } });
   assert.equal(again.statusCode, 409, again.body);
 });

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
 import type { JWTPayload } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
-import { createClientCredentials, createTenant, createTestContext, json, machineToken, TEST_SECRETS } from '../../helpers/app.js';
-import type { TestContext, Tenant } from '../../helpers/app.js';
+import { createClientCredentials, createTestContext, json, machineToken, TEST_SECRETS } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
 import { DOCS_TOKEN_MESSAGE } from '../../../src/platform/auth/authenticate.js';
+import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
 before(async () => {
@@ -65,7 +66,7 @@ function unsigned(payload: JWTPayload, header: Record<string, unknown> = { alg: 
 }
 
 async function tenantWithClient(): Promise<{ tenant: Tenant; clientId: string }> {
-  const tenant = await createTenant(context.app);
+  const tenant = await context.world.tenant();
   const { clientId } = await createClientCredentials(context.app, tenant);
   return { tenant, clientId };
 }
@@ -111,7 +112,7 @@ describe('controls: correctly forged tokens are accepted', () => {
   });
 
   test('a dashboard token forged with the right secret and claims works', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const token = await forgeDashboard(tenant.userId);
     const company = await context.app.inject({
       method: 'GET',
@@ -127,7 +128,7 @@ describe('controls: correctly forged tokens are accepted', () => {
 
 describe('hostile Bearer tokens are 401', () => {
   test('no Authorization header', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const company = await context.app.inject({ method: 'GET', url: '/v3/company' });
     assertUnauthorized(company, 'GET /v3/company without a header');
     const withKey = await context.app.inject({ method: 'GET', url: '/v3/company', headers: { 'x-api-key': tenant.apiKey } });
@@ -211,7 +212,7 @@ describe('hostile Bearer tokens are 401', () => {
 
   test('a real token with its payload altered', async () => {
     const { tenant } = await tenantWithClient();
-    const other = await createTenant(context.app);
+    const other = await context.world.tenant();
     const real = await machineToken(context.app, tenant);
     const [header, , signature] = real.split('.');
     const claims = decodeJwt(real);
@@ -222,7 +223,7 @@ describe('hostile Bearer tokens are 401', () => {
   });
 
   test('garbage', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const garbage = [
       'Bearer not-a-jwt',
       'Bearer a.b.c',
@@ -241,7 +242,7 @@ describe('hostile Bearer tokens are 401', () => {
   });
 
   test('"Bearer" with nothing', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     for (const authorization of ['Bearer', 'Bearer ', 'Bearer    ', '']) {
       await refusedOnCompanyRoute(authorization, JSON.stringify(authorization));
       await refusedOnDashboardRoutes(tenant, authorization, JSON.stringify(authorization));
@@ -249,7 +250,7 @@ describe('hostile Bearer tokens are 401', () => {
   });
 
   test('a refresh token used as Bearer', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const minted = await context.app.inject({ method: 'POST', url: '/v3/auth/generateRefreshToken', headers: tenant.dashboard });
     assert.equal(minted.statusCode, 200, minted.body);
     const refreshToken: string = json(minted).refreshToken;
@@ -271,7 +272,7 @@ describe('hostile Bearer tokens are 401', () => {
   });
 
   test('a docs token used as Bearer on /v3/*', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     const issued = await context.app.inject({ method: 'POST', url: '/v3/auth/docsAuth', headers: tenant.dashboard });
     assert.equal(issued.statusCode, 200, issued.body);
     const docsToken: string = json(issued).docsToken;
@@ -299,7 +300,7 @@ describe('hostile Bearer tokens are 401', () => {
 
   test('machine claims with the right secret for another company whose client_id is not there', async () => {
     const { tenant, clientId } = await tenantWithClient();
-    const other = await createTenant(context.app);
+    const other = await context.world.tenant();
     // The real client_id of one company, claimed for another company.
     await refusedOnCompanyRoute(`Bearer ${await forgeMachine(other.companyId, clientId)}`, 'foreign company_id');
     const companies = await context.app.inject({
@@ -327,7 +328,7 @@ describe('hostile Bearer tokens are 401', () => {
   });
 
   test('a dashboard token for a user who does not exist', async () => {
-    const tenant = await createTenant(context.app);
+    const tenant = await context.world.tenant();
     await refusedOnDashboardRoutes(tenant, `Bearer ${await forgeDashboard(randomUUID())}`, 'unknown user');
     await refusedOnDashboardRoutes(tenant, `Bearer ${await forge({ token_use: 'dashboard' }, { aud: 'dashboard' })}`, 'no sub');
   });

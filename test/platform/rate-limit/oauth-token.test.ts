@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClientCredentials, createTenant, createTestContext, json } from '../../helpers/app.js';
+import { createClientCredentials, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { assertNotRefused, assertRefused, isolatedPrefix } from './support.js';
 
@@ -38,7 +38,7 @@ const basic = (clientId: string, clientSecret: string) => ({
 
 test('token requests are limited per client id (form body and HTTP Basic alike) and for the deployment as a whole', async () => {
   const { app } = context;
-  const tenant = await createTenant(app);
+  const tenant = await context.world.tenant();
   const x = await createClientCredentials(app, tenant);
   const y = await createClientCredentials(app, tenant);
 
@@ -77,7 +77,7 @@ test('token requests are limited per client id (form body and HTTP Basic alike) 
 
 test('the token budget is separate from the API budgets of the company it serves', async () => {
   const { app } = context;
-  const tenant = await createTenant(app);
+  const tenant = await context.world.tenant();
   // The OAuth budgets are spent (previous test, same window), the dashboard still works.
   const response = await app.inject({ method: 'GET', url: '/v3/clientIds', headers: tenant.dashboard });
   assertNotRefused(response, 'API read of the company');
@@ -93,7 +93,7 @@ test('made-up client ids do not spend the global budget; each address has a budg
   });
   try {
     const { app } = isolated;
-    const tenant = await createTenant(app);
+    const tenant = await isolated.world.tenant();
     const real = await createClientCredentials(app, tenant);
     // Many addresses, each sending made-up ids up to its own budget.
     for (let address = 1; address <= 5; address++) {

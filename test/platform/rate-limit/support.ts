@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTenant, json, machineToken } from '../../helpers/app.js';
-import type { Tenant } from '../../helpers/app.js';
+import { json, machineToken } from '../../helpers/app.js';
 import type { App } from '../../../src/platform/http/types.js';
+import { createWorld } from '../../helpers/world.js';
+import type { Tenant } from '../../helpers/world.js';
 
 export const ORIGIN = 'https://book.example.com';
 
@@ -22,7 +23,7 @@ export interface Caller {
 }
 
 export async function createCaller(app: App): Promise<Caller> {
-  const tenant = await createTenant(app, `Company ${randomUUID()}`, { allowedDomains: ['book.example.com'] });
+  const tenant = await createWorld(app).tenant({ allowedDomains: ['book.example.com'] });
   const token = await machineToken(app, tenant);
   return { tenant, machine: { authorization: `Bearer ${token}` }, public: { 'x-client-id': tenant.publicClientId, origin: ORIGIN } };
 }

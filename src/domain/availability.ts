@@ -8,7 +8,7 @@ import type { WeeklySchedule } from './weekly-availability.js';
  * resources, right now. A pure function of its inputs: no database, no clock, no randomness
  * except the one passed in.
  *
- * Rules (specification "Availability behaviour rules" and decisions.md "Availability"):
+ * Rules (specification "Availability behaviour rules" and docs/api.md "Availability"):
  * - Open windows: the intersection of the location's, the service's and the resource's weekly
  *   schedules, each read in its own time zone (the resource's, else the location's). A schedule
  *   that is null does not constrain; if none of the three is set the resource has no open time.

@@ -93,7 +93,7 @@ export function createTemplateService({ repository }: { repository: TemplateRepo
     },
 
     /**
-     * The template to send for one message (core-interface.md, Notification templates, rule 2).
+     * The template to send for one message (the specification, Notification templates, rule 2).
      * SMS: the company's SMS template, else its EMAIL template of the same type and recipient (the
      * body is then sent as the SMS text), else the platform's SMS default. EMAIL: the company's
      * EMAIL template, else the platform's email default. There is no SMS for

@@ -1,4 +1,4 @@
-// The request shapes of decisions.md: CustomerId in the body or the query of create and hold, and
+// The request shapes of docs/api.md: CustomerId in the body or the query of create and hold, and
 // the creation body on reschedule (a CustomerId there must be the appointment's own customer).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // Tenant isolation of the catalog, as a table: every catalog route, called by company A with
-// company B's ids (core-interface.md, Authentication, Machine flow 7, and Status codes):
+// company B's ids (the specification, Authentication, Machine flow 7, and Status codes):
 //   (a) B's id in the URL path                  -> 404, exactly as for an id that does not exist;
 //   (b) B's id in a request body                -> 400 naming the value, errors[0].path naming the field;
 //   (c) B's id in a list filter (query)         -> 400 naming it, never 404 (see FILTER CELLS below);

@@ -1,4 +1,4 @@
-// Dashboard roles 1-5 of the specification (core-interface.md, Authentication) over the catalog,
+// Dashboard roles 1-5 of the specification (the specification, Authentication) over the catalog,
 // as a table: for each route, the status every kind of dashboard user gets.
 //   Owner, Admin, User: the whole catalog (User: no user management);
 //   Resource: a Resource-role user linked to resource 1 (at location 1, with service 1). Reads its

@@ -1,4 +1,4 @@
-// Machine flow 1-9 of the specification (core-interface.md, Authentication): OAuth 2.0 client
+// Machine flow 1-9 of the specification (the specification, Authentication): OAuth 2.0 client
 // credentials at POST /v3/oauth/token and what the resulting machine token may and may not do.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

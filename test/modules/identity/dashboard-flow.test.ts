@@ -1,5 +1,5 @@
 // Dashboard flow 1-4 and Dashboard roles of the specification, with the built-in identity of
-// decisions.md (signup, login, profile, refresh tokens, docs handoff tokens) and API key rotation.
+// docs/api.md (signup, login, profile, refresh tokens, docs handoff tokens) and API key rotation.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';

@@ -1,4 +1,4 @@
-// Templates without a database: the merge variables of the specification's table (core-interface.md,
+// Templates without a database: the merge variables of the specification's table (its
 // Notification templates) for a three-resource appointment, the save-time checks (nested each,
 // templates that do not compile) and the per-channel rendering.
 import { describe, test } from 'node:test';

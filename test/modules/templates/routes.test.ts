@@ -1,6 +1,6 @@
 // /v3/emailTemplates: upsert on (company, type, recipientType, channel), the EMAIL default channel,
 // save-time refusals, tenant isolation and roles; and the resolution order the notification worker
-// uses (core-interface.md, Notification templates, rule 2): SMS template, else email, else default.
+// uses (the specification, Notification templates, rule 2): SMS template, else email, else default.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';

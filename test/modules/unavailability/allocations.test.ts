@@ -1,7 +1,7 @@
 // Weekly and single allocations: POST /v3/weeklyAllocation/setWeeklyAllocations and
 // /v3/singleAllocation/setSingleAllocations replace the whole set of exactly one scope (LocationId,
 // and ServiceId and ResourceId or their absence); GET /v3/weeklyAllocation and /v3/singleAllocation
-// list it (core-interface.md, Allocations; decisions.md, Unavailability). Codes: RESOURCEALLOCATION
+// list it (the specification, Allocations; docs/api.md, Unavailability). Codes: RESOURCEALLOCATION
 // when ResourceId is given, else SERVICEALLOCATION.
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
-// One-off blocks: POST, GET and DELETE /v3/unavailability/blocks (core-interface.md, Unavailability;
-// decisions.md, Unavailability). Codes come from the family of the scope (legacy-error-codes.md,
+// One-off blocks: POST, GET and DELETE /v3/unavailability/blocks (the specification, Unavailability;
+// docs/api.md, Unavailability). Codes come from the family of the scope (docs/api.md, Legacy code catalog,
 // CALENDAR and blocks): LocationId CALENDARBLOCK, ResourceId RESOURCEBLOCK, ServiceId SERVICEBLOCK.
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Holidays: POST, GET, DELETE /v3/unavailability/holiday[/:id] (decisions.md, Unavailability).
+// Holidays: POST, GET, DELETE /v3/unavailability/holiday[/:id] (docs/api.md, Unavailability).
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // Recurring blocks: POST, GET, PATCH (and PUT), DELETE /v3/unavailability/recurringBlock[/:id]
-// (core-interface.md, Recurring block; decisions.md, Unavailability). REPEAT-* codes for the rule,
+// (the specification, Recurring block; docs/api.md, Unavailability). REPEAT-* codes for the rule,
 // the scope's block family (CALENDARBLOCK, RESOURCEBLOCK, SERVICEBLOCK) for dates and times.
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

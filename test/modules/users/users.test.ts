@@ -1,6 +1,6 @@
 // Dashboard users: GET /v3/users, POST /v3/users/setUsers (create or update by email) and
 // POST /v3/users/adjustUsers (change role and access by user id). Dashboard roles 2 of the
-// specification (core-interface.md, Authentication): Owner may assign any role including Owner;
+// specification (the specification, Authentication): Owner may assign any role including Owner;
 // Admin may not assign Owner, may not change another Admin's role, and may promote User to Admin;
 // at least one Owner must remain. "Dashboard user fields": linkedResourceId is required with role
 // Resource and must belong to the company. All items of one request apply together or not at all.
@@ -187,7 +187,7 @@ describe('Dashboard roles 2: who may assign which role', () => {
     assert.equal(await roleOf(tenant, user.userId), 'User');
   });
 
-  // Issue 12, item 1 (decisions.md): user administration needs a dashboard user. Before, an Admin
+  // Issue 12, item 1 (docs/api.md): user administration needs a dashboard user. Before, an Admin
   // minted client credentials and, with their machine token, made themselves Owner and demoted
   // the real Owner. This test replaces "a machine token ignores roles: it may assign Owner".
   test('machine tokens get 403 on setUsers, adjustUsers and member removal, whatever their scope', async () => {

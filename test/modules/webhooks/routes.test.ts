@@ -1,6 +1,6 @@
 // Webhook configuration: GET/POST /v3/webhook?locationId=, POST /v3/webhook/setWebhooks?locationId=,
-// PUT/PATCH/DELETE /v3/webhook/:id?locationId=, GET /v3/webhook/:id/deliveries (core-interface.md:
-// Webhook fields, Webhooks and templates, Delivery rules; decisions.md), and the repository functions
+// PUT/PATCH/DELETE /v3/webhook/:id?locationId=, GET /v3/webhook/:id/deliveries (the specification:
+// Webhook fields, Webhooks and templates, Delivery rules; docs/api.md), and the repository functions
 // the delivery worker uses (activeWebhooksFor, startDelivery, finishDelivery).
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

@@ -5,7 +5,8 @@ import { DateTime } from 'luxon';
 import { TEST_SECRETS, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { ALWAYS_OPEN } from '../../helpers/world.js';
-import { encodeCursor } from '../../../src/modules/appointments/cursor.js';
+import { CURSOR_LIFETIME_MS, decodeCursor, encodeCursor } from '../../../src/modules/appointments/cursor.js';
+import { insertAppointment } from '../../helpers/rows.js';
 import { assertBadRequest, create, dayAhead, hold, newCustomer, operate, request, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
@@ -494,4 +495,29 @@ test('cursor: a walk sorted by createdAt returns every appointment once', async 
     const expected = ids((await list(other, `${query}&limit=100`)).data);
     assert.deepEqual(ids((await walk(other, `${query}&limit=1`, 20)).rows), expected, `cursor ${query}`);
   }
+});
+
+// Limits (the specification's table): "Appointments cursor list: default 20, max 100" and
+// "Appointment cursor lifetime: 1 hour after the first page", carried unchanged through the walk.
+test('cursor: the default page is 20, and a cursor expires one hour after the first page, unchanged by later pages', async () => {
+  const s = await setup(context, { hours: ALWAYS_OPEN });
+  const start = DateTime.fromISO(`${dayAhead()}T00:00`, { zone: 'Europe/London' });
+  for (let i = 0; i < 45; i++) {
+    await insertAppointment(context.database.db, { companyId: s.tenant.companyId, locationId: s.locationId, serviceId: s.serviceId, resourceIds: s.resourceIds, start: start.plus({ minutes: 30 * i }), minutes: 30 });
+  }
+  const before = Date.now();
+  const first = json<CursorPage>(await get(s, '/v3/appointments/cursor'));
+  const after = Date.now();
+  assert.equal(first.data.length, 20, 'the default page size');
+  const state = decodeCursor(TEST_SECRETS.CURSOR_SECRET, first.nextCursor!, s.tenant.companyId, before);
+  assert.ok(state, 'the server\'s cursor decodes');
+  assert.equal(CURSOR_LIFETIME_MS, 3_600_000);
+  assert.ok(state.e >= before + CURSOR_LIFETIME_MS && state.e <= after + CURSOR_LIFETIME_MS, `expiry ${state.e - before} ms after the first request`);
+  // The second page's cursor keeps the first page's expiry (it is not renewed by walking).
+  const second = json<CursorPage>(await get(s, `/v3/appointments/cursor?cursor=${encodeURIComponent(first.nextCursor!)}`));
+  assert.equal(second.data.length, 20);
+  assert.equal(decodeCursor(TEST_SECRETS.CURSOR_SECRET, second.nextCursor!, s.tenant.companyId, before)?.e, state.e);
+  // One millisecond before its expiry it is accepted; at its expiry it is not.
+  assert.ok(decodeCursor(TEST_SECRETS.CURSOR_SECRET, second.nextCursor!, s.tenant.companyId, state.e - 1));
+  assert.equal(decodeCursor(TEST_SECRETS.CURSOR_SECRET, second.nextCursor!, s.tenant.companyId, state.e), null);
 });

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Settings } from 'luxon';
-import { computeAvailability, intersect, normalise, weeklyWindows } from '../../src/domain/availability.js';
+import { computeAvailability, intersect, normalise, slotOccupancy, weeklyWindows } from '../../src/domain/availability.js';
 import type { ActiveAppointment, CustomerUsage, EngineResource } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
 import { engineInput, engineService, everyDay } from './engine-fixtures.js';
@@ -364,5 +364,53 @@ describe('edges found by mutation testing', () => {
     assert.equal(lead.availableDays[0]!.reason, 'in the past or inside the minimum lead time');
     const edge = computeAvailability(input({ service: service({ bookAheadUnit: 'days', bookAheadValue: 1 }), now: at('00:00', '2026-03-01') }));
     assert.equal(edge.availableDays[0]!.reason, 'no free time', 'only midnight is within reach, and nothing is open then');
+  });
+});
+
+describe('more edges found by mutation testing', () => {
+  test('capacity rule (slotOccupancy) scanned from the first appointment: one that ended before the slot, padding included, neither shares nor blocks it', () => {
+    // Hold and reserve check a single slot this way, from index 0 (src/modules/appointments/service.ts).
+    const slot = (start: string, end: string) => [at(start), at(end), at(end)] as const;
+    assert.deepEqual(slotOccupancy([appointment('09:00', '10:00')], 0, 'svc', ...slot('11:00', '12:00')), { sharing: 0, blocked: false });
+    const padded = [appointment('09:00', '10:00', { padding: 30 })];
+    assert.deepEqual(slotOccupancy(padded, 0, 'svc', ...slot('10:30', '11:30')), { sharing: 0, blocked: false }, 'padding ending exactly at the slot start');
+    assert.deepEqual(slotOccupancy(padded, 0, 'svc', ...slot('10:15', '11:15')), { sharing: 0, blocked: true }, 'padding reaching into the slot');
+  });
+
+  test('each slot of an allocation service takes the capacity of the allocation it starts in, whatever order the allocations come in', () => {
+    const allocated = service({ availabilityType: 'allocation', bookingsPerSlot: 1 });
+    const allocations = [
+      { start: at('13:00'), end: at('14:00'), bookingsPerSlot: 4 },
+      { start: at('09:00'), end: at('10:00'), bookingsPerSlot: 3 },
+      { start: at('10:00'), end: at('11:00'), bookingsPerSlot: 2 },
+    ];
+    const result = computeAvailability(input({ service: allocated, resources: [resource('r1', { allocations })] }));
+    assert.deepEqual(starts(result), ['09:00', '10:00', '13:00']);
+    assert.deepEqual(result.availableTimes.map((s) => s.remaining), [3, 2, 4], 'back-to-back allocations keep their own capacity');
+  });
+
+  test("daily limits (dailyBookingLimitCount) count the location's local day, also when days are reported in another zone", () => {
+    // 3 March in Auckland (UTC+13) runs from 2 March 11:00 to 3 March 11:00 UTC; the location is in UTC.
+    const limited = service({ dailyBookingLimitCount: 1 });
+    const result = computeAvailability(
+      input({ service: limited, reportZone: 'Pacific/Auckland', startDate: '2026-03-03', endDate: '2026-03-03', dailyUsage: { [DAY]: { count: 1, minutes: 60 } } }),
+    );
+    assert.deepEqual(
+      result.availableTimes.map((s) => s.startTime),
+      ['2026-03-03T09:00:00.000Z', '2026-03-03T10:00:00.000Z'],
+      'the slots on 2 March UTC are on a full location day',
+    );
+    assert.deepEqual(result.availableDays, [{ date: '2026-03-03', available: true, reason: null }]);
+  });
+
+  test('a day closed by a holiday says so and names the holiday', () => {
+    const closed = { resourceId: null, start: at('00:00'), end: at('00:00', '2026-03-03') };
+    const result = computeAvailability(
+      input({ endDate: '2026-03-03', busy: [closed], holidays: [{ date: DAY, name: 'Founders Day' }, { date: '2026-03-04', name: 'Other Day' }] }),
+    );
+    assert.deepEqual(result.availableDays, [
+      { date: DAY, available: false, reason: 'holiday', holidayName: 'Founders Day' },
+      { date: '2026-03-03', available: true, reason: null },
+    ]);
   });
 });

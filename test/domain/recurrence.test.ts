@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DateTime } from 'luxon';
+import { DateTime, Settings } from 'luxon';
 import { expandRecurrence, occurrenceDates } from '../../src/domain/recurrence.js';
 import type { RecurrenceRule } from '../../src/domain/recurrence.js';
 import { localToInstant } from '../../src/domain/local-time.js';
@@ -149,5 +149,24 @@ describe('properties', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('edges found by mutation testing', () => {
+  test('DAILY every 3 days counts from the start date, whatever its day number', () => {
+    // 2026-01-02 is day 20455 since 1970, not a multiple of 3: an interval counted any other way drifts.
+    assert.deepEqual(occurrenceDates(rule({ interval: 3, startDate: '2026-01-02' }), '2026-01-01', '2026-01-10'), ['2026-01-02', '2026-01-05', '2026-01-08']);
+  });
+
+  test('occurrences are UTC instants, start and end alike, whatever the process zone', () => {
+    const before = Settings.defaultZone;
+    Settings.defaultZone = 'America/New_York';
+    try {
+      const [occurrence] = expandRecurrence(rule({}), utc('2026-01-01T00:00:00Z'), utc('2026-01-02T00:00:00Z'));
+      assert.equal(occurrence!.start.toISO(), '2026-01-01T09:00:00.000Z');
+      assert.equal(occurrence!.end.toISO(), '2026-01-01T10:00:00.000Z');
+    } finally {
+      Settings.defaultZone = before;
+    }
   });
 });

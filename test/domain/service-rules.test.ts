@@ -100,6 +100,11 @@ describe('serviceSettingProblems', () => {
       ['bookAheadValue', 'SETTINGS-105'],
     ]);
   });
+
+  test('a durationMax at or below zero is one problem (SERVICE-114), not also "not divisible by durationInterval" (SERVICE-116)', () => {
+    assert.deepEqual(codes({ ...select, durationMax: -10 }), [['durationMax', 'SERVICE-114']]);
+    assert.deepEqual(codes({ ...select, durationMax: 0 }), [['durationMax', 'SERVICE-114']]);
+  });
 });
 
 describe('allowedDurations', () => {

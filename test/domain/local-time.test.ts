@@ -1,0 +1,30 @@
+// Wall-clock time to instant and instant to local day, at the edges mutation testing found that no
+// test would notice a change (issue 14, item 6). The DST cases follow the rule written on
+// localToInstant in src/domain/local-time.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DateTime } from 'luxon';
+import { localDate, localDayFinder, localToInstant, localToMillis } from '../../src/domain/local-time.js';
+
+describe('localToInstant: a repeated wall-clock time is its first occurrence', () => {
+  test('also when midnight itself repeats (Havana falls back from 01:00 to 00:00 on 1 November 2026)', () => {
+    assert.equal(localToInstant('2026-11-01', '00:00', 'America/Havana').toISO(), '2026-11-01T00:00:00.000-04:00');
+    assert.equal(localToMillis('2026-11-01', '00:30', 'America/Havana'), Date.parse('2026-11-01T04:30:00Z'));
+  });
+});
+
+describe('localDayFinder', () => {
+  test('instants outside the range answer the nearest day of it', () => {
+    const dayOf = localDayFinder('2026-03-02', '2026-03-04', 'UTC');
+    assert.equal(dayOf(Date.parse('2026-03-01T12:00:00Z')), '2026-03-02');
+    assert.equal(dayOf(Date.parse('2026-03-02T00:00:00Z') - 1), '2026-03-02');
+    assert.equal(dayOf(Date.parse('2026-03-09T00:00:00Z')), '2026-03-04');
+  });
+});
+
+describe('localDate', () => {
+  test('the calendar date of an instant in a zone, from a Date or a DateTime', () => {
+    assert.equal(localDate(new Date('2026-03-01T23:30:00Z'), 'Asia/Tokyo'), '2026-03-02');
+    assert.equal(localDate(DateTime.fromISO('2026-03-02T03:00:00Z'), 'America/New_York'), '2026-03-01');
+  });
+});

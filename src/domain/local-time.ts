@@ -33,10 +33,12 @@ export function localToMillis(date: string, time: string, zone: string): number 
 }
 
 function resolve(date: string, time: string, zone: string): DateTime {
+  // "24:00" is the next date's 00:00 resolved on its own: adding a day to this date's midnight
+  // would carry a skipped midnight's shift (Santiago's 00:00 -> 01:00) into the next day.
+  if (time === '24:00') return resolve(addDays(date, 1), '00:00', zone);
   const [year, month, day] = date.split('-').map(Number) as [number, number, number];
   const [hour, minute] = time.split(':').map(Number) as [number, number];
-  const base = DateTime.fromObject({ year, month, day }, { zone });
-  const local = hour === 24 ? base.plus({ days: 1 }) : base.set({ hour, minute });
+  const local = DateTime.fromObject({ year, month, day, hour, minute }, { zone });
   const candidates = local.getPossibleOffsets();
   if (candidates.length > 1) return candidates.reduce((a, b) => (a.toMillis() <= b.toMillis() ? a : b));
   return local;

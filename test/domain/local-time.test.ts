@@ -13,6 +13,18 @@ describe('localToInstant: a repeated wall-clock time is its first occurrence', (
   });
 });
 
+describe('localToInstant: "24:00" is the start of the next day', () => {
+  test('also after a day whose own midnight was skipped (Santiago springs forward at 00:00 on 6 September 2026)', () => {
+    // The day began at 01:00 (-03:00); its end is the next day's midnight, not 01:00 of it.
+    assert.equal(localToInstant('2026-09-06', '00:00', 'America/Santiago').toISO(), '2026-09-06T01:00:00.000-03:00');
+    assert.equal(localToInstant('2026-09-06', '24:00', 'America/Santiago').toISO(), '2026-09-07T00:00:00.000-03:00');
+    assert.equal(localToMillis('2026-09-06', '24:00', 'America/Santiago'), localToMillis('2026-09-07', '00:00', 'America/Santiago'));
+  });
+  test('on an ordinary day and across a month end', () => {
+    assert.equal(localToInstant('2026-01-31', '24:00', 'Europe/London').toISO(), '2026-02-01T00:00:00.000+00:00');
+  });
+});
+
 describe('localDayFinder', () => {
   test('instants outside the range answer the nearest day of it', () => {
     const dayOf = localDayFinder('2026-03-02', '2026-03-04', 'UTC');

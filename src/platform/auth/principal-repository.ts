@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../database/index.js';
+import { transaction } from '../database/transaction.js';
 
 export type ExternalIdentityMatch =
   | { kind: 'user'; userId: string }
@@ -80,7 +81,7 @@ export function createPrincipalRepository(db: Db) {
       if (!identity.email) return { kind: 'refused', reason: 'no-email' };
       if (!identity.emailVerified) return { kind: 'refused', reason: 'email-not-verified' };
       const email = identity.email;
-      return db.transaction().execute(async (trx) => {
+      return transaction(db, async (trx) => {
         const byEmail = (conn: typeof trx) =>
           conn
             .selectFrom('users')

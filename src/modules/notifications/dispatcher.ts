@@ -4,6 +4,7 @@ import { createMessageSender } from './messages.js';
 import type { MessageChannels } from './messages.js';
 import { createEventProcessor } from './processing.js';
 import { createNotificationRepository } from './repository.js';
+import type { NotificationRepository } from './repository.js';
 import type { ClaimedEvent } from './repository.js';
 import { createWebhookDelivery } from './webhook-delivery.js';
 import type { WebhookChannel } from './webhook-delivery.js';
@@ -31,6 +32,8 @@ export { RETRY_AFTER_FAILURE_MS } from './processing.js';
 export interface DispatcherDeps<C = unknown> {
   /** The dispatcher's queries run on it (repository.ts), and the webhook store functions get it. */
   db: Db;
+  /** The application's (AppParts.repositories.notifications); tests that build a dispatcher alone get one on `db`. */
+  repository?: NotificationRepository;
   /** Names this instance's claims (diagnostics). */
   instanceId: string;
   leaseMs: number;
@@ -59,7 +62,7 @@ function byAppointment(events: ClaimedEvent[]): ClaimedEvent[][] {
 export function createDispatcher<C>(deps: DispatcherDeps<C>) {
   const { db } = deps;
   const clock = deps.now ?? Date.now;
-  const repository = createNotificationRepository(db);
+  const repository = deps.repository ?? createNotificationRepository(db);
   const process = createEventProcessor({
     repository,
     instanceId: deps.instanceId,

@@ -38,6 +38,7 @@ export const notificationsModule = {
     const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
     const dispatcher = createDispatcher({
       db,
+      repository: repositories.notifications,
       instanceId: randomUUID(),
       leaseMs: config.worker.leaseMs,
       batchSize: config.worker.batchSize,

@@ -9,8 +9,13 @@ import ts from 'typescript';
 
 const args = process.argv.slice(2);
 const topIndex = args.indexOf('--top');
-const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 10;
-const root = args.find((a, i) => !a.startsWith('--') && i !== topIndex + 1) ?? 'src';
+const topValueIndex = topIndex >= 0 ? topIndex + 1 : -1;
+const top = topIndex >= 0 ? Number(args[topValueIndex]) : 10;
+if (!Number.isInteger(top) || top < 1) {
+  console.error('usage: node scripts/code-metrics.mjs [dir] [--top N]  (N a whole number from 1)');
+  process.exit(2);
+}
+const root = args.find((a, i) => !a.startsWith('--') && i !== topValueIndex) ?? 'src';
 
 function files(dir) {
   return readdirSync(dir).flatMap((name) => {

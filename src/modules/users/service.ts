@@ -55,9 +55,12 @@ export function createUserService({ db, repository, passwords, email, invitation
     const duplicate = firstRepeat(items.map((item) => item.email.toLowerCase()));
     if (duplicate >= 0) throw validationError('body', `users.${duplicate}.email`, 'each email may appear once');
     await memberships.checkReferences(principal.companyId, items);
-    const invited: Array<{ row: InvitationRow; token: string }> = [];
+    let invited: Array<{ row: InvitationRow; token: string }> = [];
     let companyName = 'a company';
     const updated = await memberships.apply(principal, async (trx, assigner, members) => {
+      // transaction() runs this again after a deadlock: only the attempt that commits may mail.
+      invited = [];
+      companyName = 'a company';
       const existing = new Map((await repository.usersByEmail(trx, items.map((i) => i.email))).map((u) => [u.email.toLowerCase(), u.id]));
       const memberIds = new Set(members.map((m) => m.userId));
       const updates: Array<{ userId: string; item: AccessFields }> = [];

@@ -2,7 +2,7 @@
 // search of one day at a location open 09:00-17:00 every day, in UTC unless overridden.
 import type { AvailabilityInput, EngineService } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
-import { EVERY_DAY, weekly } from '../helpers/world.js';
+import { EVERY_DAY, weekly } from '../helpers/hours.js';
 
 export const everyDay = (start: string, end: string): WeeklySchedule => weekly([{ start, end }]);
 

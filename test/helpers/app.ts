@@ -149,7 +149,7 @@ export function json<T = any>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
 }
 
-export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example.com`;
+export { uniqueEmail } from './world.js';
 
 export async function createClientCredentials(app: App, tenant: Tenant) {
   const response = await app.inject({ method: 'POST', url: '/v3/clientId', headers: tenant.dashboard, payload: {} });

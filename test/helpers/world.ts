@@ -11,26 +11,11 @@ import { randomUUID } from 'node:crypto';
 import type { WeeklyAvailability } from '../../src/platform/database/schema.js';
 import type { App } from '../../src/platform/http/types.js';
 
-// --- Opening hours -----------------------------------------------------------------------------
+export { ALL_DAY, ALWAYS_OPEN, EVERY_DAY, LONDON, NINE_TO_FIVE, WEEKDAYS_9_TO_17, weekly } from './hours.js';
+import { EVERY_DAY, LONDON } from './hours.js';
 
-export const LONDON = 'Europe/London';
-export const NINE_TO_FIVE = [{ start: '09:00', end: '17:00' }];
-export const ALL_DAY = [{ start: '00:00', end: '24:00' }];
-
-type Day = keyof WeeklyAvailability;
-const EVERY: Day[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
-
-/** The same `hours` on each of `days` (every day of the week unless given). */
-export function weekly(hours: Array<{ start: string; end: string }>, days: Day[] = EVERY): WeeklyAvailability {
-  return Object.fromEntries(days.map((day) => [day, hours]));
-}
-
-/** 09:00-17:00 every day: the hours of `.bookable()`'s location unless a test says otherwise. */
-export const EVERY_DAY = weekly(NINE_TO_FIVE);
-/** 09:00-17:00 Monday to Friday. */
-export const WEEKDAYS_9_TO_17 = weekly(NINE_TO_FIVE, ['mon', 'tue', 'wed', 'thu', 'fri']);
-/** Open around the clock every day. */
-export const ALWAYS_OPEN = weekly(ALL_DAY);
+/** An address no other test uses. */
+export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example.com`;
 
 // --- Requests ----------------------------------------------------------------------------------
 
@@ -51,6 +36,8 @@ function transport(target: App | string): Send {
       method,
       headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
       ...(payload ? { body: JSON.stringify(payload) } : {}),
+      // Set-up against a real server is bounded, as every wait of the fault drills is.
+      signal: AbortSignal.timeout(20_000),
     });
     return { status: response.status, text: await response.text() };
   };
@@ -151,7 +138,7 @@ export function createWorld(target: App | string, options: { sharedOwner?: boole
   let shared: Promise<User> | undefined;
 
   async function user(label = 'user'): Promise<User> {
-    const email = `${label}-${randomUUID()}@example.com`;
+    const email = uniqueEmail(label);
     const password = 'correct horse battery';
     const created = await expectStatus(send, 201, 'POST', '/v3/auth/signup', {}, { email, password, name: label });
     const login = await expectStatus(send, 200, 'POST', '/v3/auth/login', {}, { email, password });
@@ -181,7 +168,7 @@ export function createWorld(target: App | string, options: { sharedOwner?: boole
         return ids;
       },
       customer: (fields = {}) =>
-        create('/v3/customer', { ...('firstName' in fields ? {} : { firstName: 'Ada', lastName: 'Lovelace' }), email: `ada-${randomUUID()}@example.com`, ...fields }),
+        create('/v3/customer', { ...('firstName' in fields ? {} : { firstName: 'Ada', lastName: 'Lovelace' }), email: uniqueEmail('ada'), ...fields }),
       async bookable({ zone = LONDON, hours = EVERY_DAY, location, service, resources = 1 } = {}) {
         const locationId = await fixture.location({ timezone: zone, hours, ...location });
         const serviceId = await fixture.service({ locationIds: [locationId], ...service });

@@ -25,7 +25,6 @@ import { createSmsSender } from './platform/messaging/sms.js';
 import { registerMetrics } from './platform/metrics.js';
 import type { Metrics } from './platform/metrics.js';
 import type { App } from './platform/http/types.js';
-export type { RegisteredRoute } from './platform/http/hooks.js';
 import { createDisabledAvailabilityCache, createMemoryAvailabilityCache, createRedisAvailabilityCache } from './modules/availability/cache.js';
 import type { AvailabilityCache } from './modules/availability/cache.js';
 import { createRepositories } from './modules/parts.js';

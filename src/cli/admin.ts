@@ -177,7 +177,7 @@ export function formatAdminError(error: unknown, json: boolean): { text: string;
       ? { text: JSON.stringify(body), exitCode: EXIT_CODES.refused }
       : { text: `error: ${[error.message, ...detail].join('; ')}`, exitCode: EXIT_CODES.refused };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return json
     ? { text: JSON.stringify({ success: false, message, errors: [] }), exitCode: EXIT_CODES.failed }
     : { text: `error: ${message}`, exitCode: EXIT_CODES.failed };
@@ -222,7 +222,7 @@ async function main() {
 // Run only when executed, not when imported by tests.
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((error) => {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`error: ${errorMessage(error)}\n`);
     process.exit(EXIT_CODES.failed);
   });
 }

@@ -19,11 +19,6 @@ import { createAppointmentLists } from './lists.js';
  * cursors); operation.ts holds what they share (transaction, locks, visibility, events).
  */
 
-// The outbox dispatcher (notifications/dispatcher.ts) takes these from here; they live in
-// mapper.ts and idempotency.ts.
-export { toApi, type Appointment };
-export { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
-
 export interface AppointmentDeps {
   db: Db;
   cursorSecret: string;

@@ -17,8 +17,8 @@ import { MAX_SEARCH_DAYS } from './service.js';
  * specification says. `external_*` fields are null for every source here; they carry values only
  * for intervals from external calendar sync.
  */
-export type CalendarRow = Static<typeof CalendarRowSchema>;
-export type CalendarSource = CalendarRow['source'];
+type CalendarRow = Static<typeof CalendarRowSchema>;
+type CalendarSource = CalendarRow['source'];
 export type { CalendarQuery };
 
 /** The reads the calendar makes. */

@@ -23,7 +23,7 @@ function idList(name: string, values: string[] | undefined): string[] | undefine
 }
 
 /** `ResourceIds=a,b` and `ResourceIds=a&ResourceIds=b` both mean [a, b]. */
-export function resourceIdList(values: string[] | undefined): string[] | undefined {
+function resourceIdList(values: string[] | undefined): string[] | undefined {
   return idList('ResourceIds', values);
 }
 

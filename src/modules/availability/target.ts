@@ -136,6 +136,6 @@ export async function unlinkedResourceError(db: Db, companyId: string, ids: { lo
 }
 
 /** SERVICE-122: the service is not offered at the location. */
-export function serviceNotOfferedError(serviceId: string, locationId: string) {
+function serviceNotOfferedError(serviceId: string, locationId: string) {
   return validationError('query', 'ServiceId', `Service ${serviceId} is not offered at location ${locationId}`, 'SERVICE-122');
 }

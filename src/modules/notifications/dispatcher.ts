@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/database/index.js';
-import { IDEMPOTENCY_WINDOW_MS } from '../appointments/service.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../appointments/idempotency.js';
 import { createMessageSender } from './messages.js';
 import type { MessageChannels } from './messages.js';
 import { createEventProcessor } from './processing.js';
@@ -9,9 +9,6 @@ import type { ClaimedEvent } from './repository.js';
 import { createWebhookDelivery } from './webhook-delivery.js';
 import type { WebhookChannel } from './webhook-delivery.js';
 
-export { TEMPLATE_OF } from './messages.js';
-export type { MessageData } from './messages.js';
-export { RETRY_AFTER_FAILURE_MS } from './processing.js';
 
 /**
  * Drains the outbox written by booking: each event goes to the location's active webhooks whose

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, EventTrigger, RecipientType, TemplateType } from '../../platform/database/schema.js';
 import type { SendOutcome } from '../../platform/messaging/outcome.js';
-import type { Appointment } from '../appointments/service.js';
+import type { Appointment } from '../appointments/mapper.js';
 import type { ClaimedEvent, MessageSources, NotificationRepository } from './repository.js';
 
 /** What a message is made from (the templates' merge variables come from it). */

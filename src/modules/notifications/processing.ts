@@ -1,6 +1,7 @@
 // Working on one claimed event: its webhooks and messages, its claim renewed meanwhile, and the
 // event marked processed, or given back for a retry when something failed part-way.
 import type { ClaimedEvent, NotificationRepository } from './repository.js';
+import { errorMessage } from '../../platform/values.js';
 
 /** An event whose processing failed part-way is offered again after this long. */
 export const RETRY_AFTER_FAILURE_MS = 30_000;
@@ -40,7 +41,7 @@ export function createEventProcessor(deps: ProcessingDeps) {
    * written, its answer unknown) is closed, not repeated.
    */
   async function giveBack(event: ClaimedEvent, failed: PromiseRejectedResult[]): Promise<void> {
-    const reason = failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; ');
+    const reason = failed.map((f) => errorMessage(f.reason)).join('; ');
     await repository.closePending(event, `error: ${reason}`.slice(0, 500));
     await repository.updateClaim(event, instanceId, { claimedAt: new Date(clock() - deps.leaseMs + RETRY_AFTER_FAILURE_MS), claimedBy: null });
   }

@@ -7,8 +7,8 @@ import { transaction } from '../../platform/database/transaction.js';
 import type { Channel, EventTrigger, NotificationsTable } from '../../platform/database/schema.js';
 import type { SendOutcome } from '../../platform/messaging/outcome.js';
 import { appointmentRepository } from '../appointments/repository.js';
-import { toApi } from '../appointments/service.js';
-import type { Appointment } from '../appointments/service.js';
+import { toApi } from '../appointments/mapper.js';
+import type { Appointment } from '../appointments/mapper.js';
 
 export type NotificationRow = Selectable<NotificationsTable>;
 

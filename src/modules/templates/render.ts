@@ -2,6 +2,7 @@ import Handlebars from 'handlebars';
 import { DateTime } from 'luxon';
 import type { Address, Channel } from '../../platform/database/schema.js';
 import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
+import { errorMessage as messageOf } from '../../platform/values.js';
 
 /**
  * Notification templates: Handlebars with the merge variables of the specification. Pure: no
@@ -131,8 +132,6 @@ function checkStatement(statement: hbs.AST.Statement, eachLine: number | null): 
   return `Unsupported template syntax ${statement.type} (line ${lineOf(statement)})`;
 }
 
-/** What a thrown value says (Handlebars throws Errors). */
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A parse error on one line, without the caret drawing and the parser's long list of expected tokens. */
 const oneLine = (message: string) =>

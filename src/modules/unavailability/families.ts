@@ -1,5 +1,7 @@
 // Legacy code families: the same rule carries a different v1 code depending on what a block or an
 // allocation set is scoped to (docs/api.md, legacy error codes of CALENDAR and blocks).
+// A body or query may be anything here (families are decided before validation): read with fieldOf.
+import { fieldOf } from '../../platform/values.js';
 
 /** Blocks report the codes of their scope: location CALENDARBLOCK, resource RESOURCEBLOCK, service SERVICEBLOCK. */
 export type BlockFamily = 'CALENDARBLOCK' | 'RESOURCEBLOCK' | 'SERVICEBLOCK';
@@ -30,21 +32,17 @@ export function codeForFamily(code: string, family: Family): string {
   return code.replace(/^SERVICEALLOCATION-/, `${family}-`);
 }
 
-/** `key` of a request body or query that may be anything (families are decided before validation). */
-function field(input: unknown, key: string): unknown {
-  return typeof input === 'object' && input !== null ? Reflect.get(input, key) : undefined;
-}
 
 /** The family of a (possibly invalid) block body: its first scope id decides; none means location. */
 export function blockFamilyOf(input: unknown): BlockFamily {
-  if (field(input, 'LocationId') !== undefined) return 'CALENDARBLOCK';
-  if (field(input, 'ResourceId') !== undefined) return 'RESOURCEBLOCK';
-  if (field(input, 'ServiceId') !== undefined) return 'SERVICEBLOCK';
+  if (fieldOf(input, 'LocationId') !== undefined) return 'CALENDARBLOCK';
+  if (fieldOf(input, 'ResourceId') !== undefined) return 'RESOURCEBLOCK';
+  if (fieldOf(input, 'ServiceId') !== undefined) return 'SERVICEBLOCK';
   return 'CALENDARBLOCK';
 }
 
 export function allocationFamilyOf(query: unknown): AllocationFamily {
-  const resourceId = field(query, 'ResourceId');
+  const resourceId = fieldOf(query, 'ResourceId');
   return resourceId !== undefined && resourceId !== '' ? 'RESOURCEALLOCATION' : 'SERVICEALLOCATION';
 }
 

@@ -10,7 +10,6 @@ import type { UnavailabilityRepository } from './repository.js';
 import { createUnavailabilityAccess } from './scope.js';
 import type { AccessDeps, OnChanged } from './scope.js';
 
-export { codeForFamily } from './families.js';
 
 export interface UnavailabilityDeps {
   db: Db;

@@ -14,7 +14,7 @@ export async function withinDeadline<T>(work: Promise<T>, ms: number, fallback: 
   }
 }
 
-export interface InvitationMail {
+interface InvitationMail {
   to: string;
   companyName: string;
   token: string;

@@ -53,7 +53,7 @@ export function nextMembership(userId: string, item: AccessFields, current: Memb
   };
 }
 
-export type MembershipTargets = (trx: Db, assigner: Assigner, members: Array<{ userId: string; role: Role }>) => Promise<Array<{ userId: string; item: AccessFields }>>;
+type MembershipTargets = (trx: Db, assigner: Assigner, members: Array<{ userId: string; role: Role }>) => Promise<Array<{ userId: string; item: AccessFields }>>;
 
 type MembershipRepository = Pick<UserRepository, 'withLockedMemberships' | 'currentMemberships' | 'upsertMembership' | 'revokeRefreshTokens' | 'members'>;
 

@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import ipaddr from 'ipaddr.js';
 import { checkWebhookHeaders, checkWebhookUrl, isForbiddenAddress } from './destination.js';
+import { errorCode, errorMessage } from '../../platform/values.js';
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 /** Upper bound on timeoutMs; larger values are clamped to it. */
@@ -113,11 +114,6 @@ function beforeDeadline<T>(promise: Promise<T>, signal: AbortSignal): Promise<T>
   });
 }
 
-function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  return typeof error.code === 'string' ? error.code : undefined;
-}
-
 function short(text: string): string {
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }
@@ -127,7 +123,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 function describeTransportError(error: unknown, timedOut: boolean, timeoutMs: number): string {
   const code = errorCode(error);
   if (timedOut || error instanceof DeadlineError || (code && TIMEOUT_CODES.has(code))) return `timeout: no complete answer within ${timeoutMs} ms`;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (code && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL') || /certificate|self.signed/i.test(code))) {
     return short(`tls: ${code}`);
   }
@@ -194,7 +190,7 @@ export async function deliverWebhook(options: DeliveryOptions): Promise<Delivery
       addresses = await beforeDeadline(Promise.resolve().then(() => resolve(hostname)), controller.signal);
     } catch (error) {
       if (timedOut || error instanceof DeadlineError) return done(false, `timeout: no complete answer within ${timeoutMs} ms`);
-      return done(false, short(`dns: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`));
+      return done(false, short(`dns: ${errorCode(error) ?? errorMessage(error)}`));
     }
     if (!Array.isArray(addresses) || addresses.length === 0) return done(false, `dns: ${hostname} has no addresses`);
     for (const candidate of addresses) {

@@ -13,16 +13,12 @@ import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
 import type { DeliveryOutcome } from './delivery-client.js';
 import type { EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
+import { isForeignKeyViolation } from '../../platform/database/errors.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookInsert = Insertable<WebhooksTable>;
 export type WebhookChanges = Updateable<WebhooksTable>;
-
-/** PostgreSQL's foreign_key_violation, as both drivers report it. */
-function isForeignKeyViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23503';
-}
 
 /**
  * Serialises writes to the webhook set of one location (cap check plus insert, replace). FOR NO KEY

@@ -1,5 +1,10 @@
 import { errorCode, fieldOf as errorField } from '../values.js';
 
+/** PostgreSQL's foreign_key_violation, as both drivers report it. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return errorCode(error) === '23503';
+}
+
 /** PostgreSQL's unique_violation, as both drivers report it. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (errorCode(error) !== '23505') return false;

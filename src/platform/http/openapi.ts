@@ -7,6 +7,7 @@
 
 import { REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from './openapi-examples.js';
 import { DATABASE_UNAVAILABLE } from '../errors.js';
+import { isRecord } from '../values.js';
 
 type Json = Record<string, unknown>;
 
@@ -14,9 +15,7 @@ type Json = Record<string, unknown>;
  * The generated document is plain JSON: these read it by checking shapes instead of asserting
  * them, so an unexpected shape is skipped, never a crash.
  */
-function isJson(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isJson = isRecord;
 /** `node[key]` when it is an object. */
 function objectAt(node: Json | undefined, key: string): Json | undefined {
   const value = node?.[key];

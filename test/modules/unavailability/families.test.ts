@@ -36,6 +36,17 @@ describe('codeForFamily', () => {
     assert.equal(codeForFamily('INVALIDTIME-100', 'RESOURCEBLOCK'), 'INVALIDTIME-100');
   });
 
+  test('schemas carry the location (or service allocation) code; other families get theirs', () => {
+    assert.equal(codeForFamily('CALENDARBLOCK-103', 'CALENDARBLOCK'), 'CALENDARBLOCK-103');
+    assert.equal(codeForFamily('CALENDARBLOCK-103', 'RESOURCEBLOCK'), 'RESOURCEBLOCK-100');
+    assert.equal(codeForFamily('CALENDARBLOCK-104', 'RESOURCEBLOCK'), 'RESOURCEBLOCK-101');
+    assert.equal(codeForFamily('CALENDARBLOCK-104', 'SERVICEBLOCK'), 'SERVICEBLOCK-104');
+    assert.equal(codeForFamily('CALENDARBLOCK-REQUIRED-102', 'SERVICEBLOCK'), 'SERVICEBLOCK-REQUIRED-102');
+    assert.equal(codeForFamily('SERVICEALLOCATION-REQUIRED-103', 'RESOURCEALLOCATION'), 'RESOURCEALLOCATION-REQUIRED-103');
+    assert.equal(codeForFamily('INVALIDTIME-100', 'RESOURCEBLOCK'), 'INVALIDTIME-100');
+    assert.equal(codeForFamily('REPEAT-101', 'RESOURCEALLOCATION'), 'REPEAT-101');
+  });
+
   test('a stored scope\'s family is the scope id it has', () => {
     assert.equal(familyOfScope({ locationId: 'l', resourceId: null }), 'CALENDARBLOCK');
     assert.equal(familyOfScope({ locationId: null, resourceId: 'r' }), 'RESOURCEBLOCK');

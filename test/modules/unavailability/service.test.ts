@@ -10,7 +10,7 @@ import { ApiError } from '../../../src/platform/errors.js';
 import { createCatalogLinks } from '../../../src/modules/catalog/links.js';
 import type { TouchedEntities } from '../../../src/modules/availability/cache.js';
 import { createUnavailabilityRepository } from '../../../src/modules/unavailability/repository.js';
-import { codeForFamily, createUnavailabilityService } from '../../../src/modules/unavailability/service.js';
+import { createUnavailabilityService } from '../../../src/modules/unavailability/service.js';
 import { newWorld } from './fixtures.js';
 import type { World } from './fixtures.js';
 
@@ -130,18 +130,5 @@ describe('onChanged', () => {
     });
     await assert.rejects(service.createBlock(principal, { LocationId: world.location, ...block }), /cache unavailable/);
     assert.equal(seen, 1);
-  });
-});
-
-describe('codeForFamily', () => {
-  test('schemas carry the location (or service allocation) code; other families get theirs', () => {
-    assert.equal(codeForFamily('CALENDARBLOCK-103', 'CALENDARBLOCK'), 'CALENDARBLOCK-103');
-    assert.equal(codeForFamily('CALENDARBLOCK-103', 'RESOURCEBLOCK'), 'RESOURCEBLOCK-100');
-    assert.equal(codeForFamily('CALENDARBLOCK-104', 'RESOURCEBLOCK'), 'RESOURCEBLOCK-101');
-    assert.equal(codeForFamily('CALENDARBLOCK-104', 'SERVICEBLOCK'), 'SERVICEBLOCK-104');
-    assert.equal(codeForFamily('CALENDARBLOCK-REQUIRED-102', 'SERVICEBLOCK'), 'SERVICEBLOCK-REQUIRED-102');
-    assert.equal(codeForFamily('SERVICEALLOCATION-REQUIRED-103', 'RESOURCEALLOCATION'), 'RESOURCEALLOCATION-REQUIRED-103');
-    assert.equal(codeForFamily('INVALIDTIME-100', 'RESOURCEBLOCK'), 'INVALIDTIME-100');
-    assert.equal(codeForFamily('REPEAT-101', 'RESOURCEALLOCATION'), 'REPEAT-101');
   });
 });

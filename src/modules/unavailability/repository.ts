@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { transaction } from '../../platform/database/transaction.js';
+import { lockLocation } from '../catalog/location-lock.js';
 import type {
   BlocksTable,
   Database,
@@ -72,7 +73,7 @@ async function counted<R>(rows: Promise<R[]>, count: Promise<{ total: number | s
  */
 function underLocationLock<T>(db: Db, companyId: string, locationId: string, work: (trx: Db) => Promise<T>): Promise<T> {
   return transaction(db, async (trx) => {
-    await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forUpdate().execute();
+    await lockLocation(trx, companyId, locationId);
     return work(trx);
   });
 }

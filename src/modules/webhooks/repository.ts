@@ -14,20 +14,12 @@ import { transaction } from '../../platform/database/transaction.js';
 import type { DeliveryOutcome } from './delivery-client.js';
 import type { EventTrigger, WebhookDeliveriesTable, WebhooksTable } from '../../platform/database/schema.js';
 import { isForeignKeyViolation } from '../../platform/database/errors.js';
+import { lockLocation } from '../catalog/location-lock.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookInsert = Insertable<WebhooksTable>;
 export type WebhookChanges = Updateable<WebhooksTable>;
-
-/**
- * Serialises writes to the webhook set of one location (cap check plus insert, replace). FOR NO KEY
- * UPDATE conflicts with itself but not with the KEY SHARE locks that foreign-key checks take, so
- * bookings and other rows referencing the location are never blocked by it.
- */
-async function lockLocation(trx: Db, companyId: string, locationId: string): Promise<void> {
-  await trx.selectFrom('locations').select('id').where('companyId', '=', companyId).where('id', '=', locationId).forNoKeyUpdate().execute();
-}
 
 function locationSet(executor: Db, companyId: string, locationId: string): Promise<WebhookRow[]> {
   return executor

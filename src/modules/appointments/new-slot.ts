@@ -16,6 +16,8 @@ import { resolveCustomer } from './customers.js';
 import { slotUnavailable } from './problems.js';
 import type { PreparedSlot, SlotChecks } from './slot.js';
 import type { NewSlotQuery, SlotRequest } from './schemas.js';
+import { countedUnder } from '../availability/status-filter.js';
+import { HOLD_STATUS } from '../../domain/appointment-status.js';
 
 /** Create (BK) and hold (IN): a new appointment in a free slot. */
 
@@ -46,8 +48,8 @@ async function assertPublicHoldRoom(trx: Db, companyId: string, cap: number, now
     .select((eb) => [eb.fn.countAll<string>().as('live'), eb.fn.min('expiresAt').as('firstExpiry')])
     .where('companyId', '=', companyId)
     .where('createdVia', '=', 'public')
-    .where('status', '=', 'IN')
-    .where('expiresAt', '>', new Date(now))
+    // Live holds: the hold rule of domain/appointment-status.ts, in SQL.
+    .where(countedUnder([HOLD_STATUS], 'appointments', new Date(now)))
     .executeTakeFirstOrThrow();
   if (Number(row.live) < cap) return;
   const firstExpiry = row.firstExpiry ? new Date(row.firstExpiry).getTime() : now + 60_000;

@@ -44,6 +44,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
         companyId,
         principal,
         id,
+        known: before,
         keys: () => [],
         work: async (trx, row) => {
           refuse('confirm', row, now);

@@ -145,6 +145,23 @@ test('bookingLimit on the metadata update: giving an active appointment to a cus
   assert.equal(ok(await operate(s, theirHold.id, '', { CustomerId: s.customerId })).customerId, s.customerId);
 });
 
+test('bookingLimit on the metadata update: an appointment that holds no slot (CN, an expired IN) is not re-checked', async () => {
+  const s = await setup(context, { service: { bookingLimit: 1 } });
+  const date = dayAhead();
+  await create(s, slot(date, '10:00'));
+  const other = await newCustomer(s);
+  // Cancelled: it no longer counts, so handing it to a customer at the limit is allowed.
+  const cancelled = await create(s, forCustomer(other, date, '11:00'));
+  ok(await operate(s, cancelled.id, 'cancel'));
+  assert.equal(ok(await operate(s, cancelled.id, '', { CustomerId: s.customerId })).customerId, s.customerId);
+  // A hold whose timer ran out: the same.
+  const lapsed = await hold(s, forCustomer(other, date, '12:00'));
+  const past = new Date(Date.now() - 60_000);
+  await context.database.db.updateTable('appointments').set({ expiresAt: past }).where('companyId', '=', s.tenant.companyId).where('id', '=', lapsed.id).execute();
+  await context.database.db.updateTable('appointmentResources').set({ expiresAt: past }).where('companyId', '=', s.tenant.companyId).where('appointmentId', '=', lapsed.id).execute();
+  assert.equal(ok(await operate(s, lapsed.id, '', { CustomerId: s.customerId })).customerId, s.customerId);
+});
+
 // ---------------------------------------------------------------------------------------------
 // maxBookingLimit: the customer's appointments of the service ever, RE not counted (CN counts).
 

@@ -261,7 +261,8 @@ function createLog(db: Db) {
               .select('a.id')
               .whereRef('a.companyId', '=', 'notifications.companyId')
               .whereRef('a.id', '=', 'notifications.appointmentId')
-              .where('a.locationId', 'in', locations.length ? locations : ['00000000-0000-0000-0000-000000000000']),
+              // A scope of no locations matches nothing.
+              .where((inner) => (locations.length ? inner('a.locationId', 'in', locations) : inner.val(false))),
           ),
         );
       }

@@ -7,9 +7,10 @@ import { locationScope } from '../catalog/scope.js';
 import { ApiError, fieldError } from '../../platform/errors.js';
 import type { NotificationRepository } from './repository.js';
 import { Notification, NotificationLogQuery } from './schemas.js';
+import { WITHOUT_RESOURCE_ROLE } from '../catalog/routes.js';
 
 // The log holds customers' contact details: the roles that may see customers may see it.
-const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+const ACCESS = WITHOUT_RESOURCE_ROLE;
 
 type LogRepository = Pick<NotificationRepository, 'appointmentExists' | 'pageLog'>;
 

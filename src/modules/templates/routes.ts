@@ -6,9 +6,10 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { forbidden } from '../../platform/errors.js';
 import { DefaultTemplate, Template, TemplateBody, TemplateListQuery } from './schemas.js';
 import type { TemplateService } from './service.js';
+import { WITHOUT_RESOURCE_ROLE } from '../catalog/routes.js';
 
 // Templates are company-wide settings; Resource-role users have no access to them.
-const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+const ACCESS = WITHOUT_RESOURCE_ROLE;
 
 /**
  * A company-wide template speaks for every location, so a User limited to some locations may read

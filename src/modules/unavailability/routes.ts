@@ -26,8 +26,9 @@ import {
 } from './schemas.js';
 import type { Caller } from './scope.js';
 import type { UnavailabilityService } from './service.js';
+import { WITHOUT_RESOURCE_ROLE, registerDeleteRoute } from '../catalog/routes.js';
 
-const WRITE = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+const WRITE = WITHOUT_RESOURCE_ROLE;
 const TAGS = ['Unavailability'];
 
 /**
@@ -42,19 +43,9 @@ function rejectInvalid(request: FastifyRequest, family: Family): void {
   throw validationErrors(errors.map((error) => (error.code ? { ...error, code: codeForFamily(error.code, family) } : error)));
 }
 
-/** DELETE `url`/:id: 204 once `remove` has removed it. */
+/** DELETE `url`/:id: 204 once `remove` has removed it (the catalog's shape). */
 function deleteRoute(app: App, url: string, summary: string, remove: (principal: Caller, id: string) => Promise<void>) {
-  app.delete(
-    url,
-    {
-      config: WRITE,
-      schema: { tags: TAGS, summary, security: Security.company, params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
-    },
-    async (request, reply) => {
-      await remove(requireCompany(request.principal), request.params.id);
-      return reply.status(204).send(null);
-    },
-  );
+  registerDeleteRoute(app, url, { config: WRITE, tags: TAGS, summary, security: Security.company }, remove);
 }
 
 /** POST `url` of a block kind: schema failures are reported in the body's family (see rejectInvalid). */

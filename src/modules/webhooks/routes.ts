@@ -14,9 +14,10 @@ import {
   WebhookDelivery,
 } from './schemas.js';
 import type { WebhookService } from './service.js';
+import { WITHOUT_RESOURCE_ROLE } from '../catalog/routes.js';
 
 // Webhook headers may carry a company's shared secret: Resource-role users have no access at all.
-const ACCESS = { access: { mode: 'company' as const, roles: ['Owner' as const, 'Admin' as const, 'User' as const] } };
+const ACCESS = WITHOUT_RESOURCE_ROLE;
 const TAGS = ['Webhooks'];
 
 export function registerWebhookRoutes(app: App, { webhooks }: { webhooks: WebhookService }) {

@@ -1,0 +1,97 @@
+/**
+ * A `fetch` for calling providers we do not run (Google, Microsoft Graph, CalDAV servers, a v1
+ * source): the webhook URL rules (modules/webhooks/destination.ts) with a deadline.
+ * - https only, and every address the name resolves to must be public; the connection dials the
+ *   address that was checked (the lookup is the check), so DNS cannot be switched in between.
+ * - `allowLoopbackHttp` (NODE_ENV=test only, decisions.md "External calendars") also accepts
+ *   http:// and https:// on 127.0.0.1 / ::1 / localhost, so tests run local stand-ins.
+ * - every call has a deadline covering connect, headers and body; a hung provider costs one call.
+ * - redirects are not followed (a redirect could lead to an internal address).
+ */
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupAddress, LookupOneOptions, LookupAllOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { isForbiddenAddress } from '../../modules/webhooks/destination.js';
+
+export interface OutboundOptions {
+  /** Deadline of one call, from the start to the last byte of the body. */
+  timeoutMs: number;
+  /** Tests only (NODE_ENV=test): plain http and loopback addresses are accepted. */
+  allowLoopbackHttp: boolean;
+}
+
+export type OutboundFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** A refusal before any byte was sent: the URL or its addresses break the rules. */
+export class OutboundRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundRefusedError';
+  }
+}
+
+function isLoopback(address: string): boolean {
+  try {
+    return isIP(address) !== 0 && ipaddr.process(address).range() === 'loopback';
+  } catch {
+    return false;
+  }
+}
+
+/** Why `url` may not be called, or null when it may. */
+export function outboundUrlProblem(url: URL, allowLoopbackHttp: boolean): string | null {
+  const loopbackHost = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.username || url.password) return 'the URL must not carry credentials';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && allowLoopbackHttp && loopbackHost) return null;
+  return 'the URL must use https';
+}
+
+export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
+  type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+  // The connection's own lookup: resolve, refuse if any address is not public, dial the first.
+  const checkedLookup = (hostname: string, lookupOptions: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
+    dnsLookup(hostname, { all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const list = addresses;
+      const refused = list.find((a) => isForbiddenAddress(a.address) && !(options.allowLoopbackHttp && isLoopback(a.address)));
+      if (refused || list.length === 0) {
+        const refusal: NodeJS.ErrnoException = new OutboundRefusedError(`${hostname} resolves to a non-public address`);
+        refusal.code = 'EREFUSED_ADDRESS';
+        return callback(refusal, []);
+      }
+      if ('all' in lookupOptions && lookupOptions.all) return callback(null, list);
+      const first = list[0]!;
+      return callback(null, first.address, first.family);
+    });
+  };
+  const agent = new Agent({
+    connect: { lookup: checkedLookup, timeout: options.timeoutMs },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+
+  return async function outboundFetch(input, init = {}) {
+    const url = new URL(String(input));
+    const problem = outboundUrlProblem(url, options.allowLoopbackHttp);
+    if (problem) throw new OutboundRefusedError(`refused ${url.origin}: ${problem}`);
+    // A literal IP is not looked up: check it here.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal) && isForbiddenAddress(literal) && !(options.allowLoopbackHttp && isLoopback(literal))) {
+      throw new OutboundRefusedError(`refused ${url.origin}: not a public address`);
+    }
+    const deadline = AbortSignal.timeout(options.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    // undici's fetch and the global one differ only in their TypeScript declarations.
+    const response = await undiciFetch(url, { ...(init as object), signal, redirect: 'manual', dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
+    // The body is read under the same deadline: buffer it, so a caller never waits past it.
+    const body = await response.arrayBuffer();
+    return new Response(response.status === 204 || response.status === 304 ? null : body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers as unknown as Headers,
+    });
+  };
+}

@@ -86,6 +86,12 @@ export interface SyncResult {
 export interface SyncWindow {
   from: Date;
   to: Date;
+  /**
+   * IANA zone for all-day events when neither the event nor its calendar names one (the
+   * resource's zone). An all-day event covers its days from midnight to midnight in the event's
+   * zone, else the calendar's, else this one.
+   */
+  zone: string;
 }
 
 /** An appointment as an event in a calendar we write to. */

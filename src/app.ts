@@ -45,6 +45,8 @@ import { appointmentsModule } from './modules/appointments/module.js';
 import { webhooksModule } from './modules/webhooks/module.js';
 import { templatesModule } from './modules/templates/module.js';
 import { notificationsModule } from './modules/notifications/module.js';
+import { externalCalendarsModule } from './modules/external-calendars/module.js';
+import { createExternalCalendarEngine } from './modules/external-calendars/engine.js';
 
 /** Every capability, in the order its routes are registered (and listed in /openapi.json). */
 export const MODULES: readonly AppModule[] = [
@@ -64,6 +66,7 @@ export const MODULES: readonly AppModule[] = [
   webhooksModule,
   templatesModule,
   notificationsModule,
+  externalCalendarsModule,
 ];
 
 export interface BuildAppOptions {
@@ -152,6 +155,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     email.close();
     sms.close();
   });
+  const touch = availabilityCache.touch.bind(availabilityCache);
+  const externalCalendars = createExternalCalendarEngine({ db: database.db, config, secrets, repositories, touch, log: app.log });
   const parts: AppParts = {
     config,
     db: database.db,
@@ -165,7 +170,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     metrics,
     repositories,
     availabilityCache,
-    touch: availabilityCache.touch.bind(availabilityCache),
+    touch,
+    externalCalendars,
     companySummary: async (companyId) => ({ id: companyId, name: (await repositories.companies.byId(companyId))?.name ?? '' }),
     isDraining,
   };

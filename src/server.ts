@@ -101,6 +101,15 @@ async function main() {
         onError: (error) => app.log.error({ err: error }, 'outbox pass failed'),
       })
     : undefined;
+  // External calendars: due syncs and write-backs (claims keep instances off each other's work).
+  const calendarWorker = config.worker.enabled
+    ? startOutboxWorker({
+        pollMs: config.externalCalendars.pollMs,
+        pass: async () => ({ reminders: 0, events: await app.externalCalendars.worker.runOnce() }),
+        onError: (error) => app.log.error({ err: error }, 'external calendar pass failed'),
+      })
+    : undefined;
+  app.externalCalendars.onKick(() => calendarWorker?.kick());
 
   // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
   // database. A second signal, or the grace period running out, ends the process at once.
@@ -118,6 +127,7 @@ async function main() {
     try {
       // The pass in flight finishes first: a delivery is never cut in half.
       await worker?.stop();
+      await calendarWorker?.stop();
       await app.close();
       await metricsServer?.close();
       // A handler whose client went away is not waited for by close(): let the connections it

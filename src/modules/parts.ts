@@ -30,6 +30,8 @@ import { createAvailabilityRepository } from './availability/repository.js';
 import { createTemplateRepository } from './templates/repository.js';
 import { createWebhookRepository } from './webhooks/repository.js';
 import { createNotificationRepository } from './notifications/repository.js';
+import { createExternalCalendarRepository } from './external-calendars/repository.js';
+import type { ExternalCalendarEngine } from './external-calendars/engine.js';
 
 /** Every repository, built once over the application's database handle. */
 export function createRepositories(db: Db) {
@@ -49,6 +51,7 @@ export function createRepositories(db: Db) {
     templates: createTemplateRepository(db),
     webhooks: createWebhookRepository(db),
     notifications: createNotificationRepository(db),
+    externalCalendars: createExternalCalendarRepository(db),
   };
 }
 
@@ -70,6 +73,8 @@ export interface AppParts {
   availabilityCache: AvailabilityCache;
   /** Bumps the availability cache versions of what a write touched (see availability/cache.ts). */
   touch: AvailabilityCache['touch'];
+  /** Provider clients, credential sessions, sync, write-back and the calendar worker (modules/external-calendars/engine.ts). */
+  externalCalendars: ExternalCalendarEngine;
   /** The company's id and name, for the nested `company` object of catalog answers. */
   companySummary: (companyId: string) => Promise<{ id: string; name: string }>;
   /** True once shutdown has begun (server.ts): /readyz then fails. */

@@ -4,7 +4,12 @@
  * the database (see secrets.ts), so `npm start` needs no configuration at all.
  */
 
-export const SECRET_NAMES = ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET'] as const;
+/**
+ * CALENDAR_TOKEN_SECRET signs Calendar Selection Tokens and OAuth `state` (the specification: "the
+ * signing secret is managed by the service"); CREDENTIAL_ENCRYPTION_SECRET is the key of stored
+ * provider credentials (platform/encryption.ts; rotation: CREDENTIAL_ENCRYPTION_PREVIOUS_SECRETS).
+ */
+export const SECRET_NAMES = ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET', 'CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET'] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
 export interface OidcConfig {
@@ -60,8 +65,36 @@ export interface AppConfig {
   webhookTest: { caFile: string; hosts: Record<string, string[]> } | undefined;
   /** Rate budgets and admission queues (see README, Rate limits). */
   rateLimits: RateLimitConfig;
+  /** External calendars (decisions.md "External calendars"; docs/api.md). */
+  externalCalendars: ExternalCalendarConfig;
   /** Security settings (docs/security.md). */
   security: SecurityConfig;
+}
+
+export interface OAuthProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authUrl: string;
+  tokenUrl: string;
+  apiUrl: string;
+  revokeUrl?: string;
+}
+
+export interface ExternalCalendarConfig {
+  google: OAuthProviderConfig;
+  microsoft: OAuthProviderConfig;
+  /** How often each connection is read when nothing asks sooner (default 5 minutes). */
+  syncIntervalSeconds: number;
+  /** How often the calendar worker looks for due syncs and write-backs. */
+  pollMs: number;
+  /** Deadline of one provider call. */
+  timeoutMs: number;
+  /** How far ahead (and one day back) busy time is read. */
+  horizonDays: number;
+  /** Only with NODE_ENV=test: providers on http://127.0.0.1 (local stand-ins). */
+  allowLoopbackHttp: boolean;
+  /** Older CREDENTIAL_ENCRYPTION_SECRET values that still open stored credentials (rotation). */
+  previousEncryptionSecrets: string[];
 }
 
 export interface SecurityConfig {
@@ -310,6 +343,29 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     webhookTest,
     rateLimits: readRateLimits(env),
+    externalCalendars: {
+      google: {
+        clientId: env.GOOGLE_CLIENT_ID ?? '',
+        clientSecret: env.GOOGLE_CLIENT_SECRET ?? '',
+        authUrl: env.GOOGLE_AUTH_URL || 'https://accounts.google.com/o/oauth2/v2/auth',
+        tokenUrl: env.GOOGLE_TOKEN_URL || 'https://oauth2.googleapis.com/token',
+        apiUrl: env.GOOGLE_API_URL || 'https://www.googleapis.com/calendar/v3',
+        revokeUrl: env.GOOGLE_REVOKE_URL || 'https://oauth2.googleapis.com/revoke',
+      },
+      microsoft: {
+        clientId: env.MICROSOFT_CLIENT_ID ?? '',
+        clientSecret: env.MICROSOFT_CLIENT_SECRET ?? '',
+        authUrl: env.MICROSOFT_AUTH_URL || 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+        tokenUrl: env.MICROSOFT_TOKEN_URL || 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+        apiUrl: env.MICROSOFT_GRAPH_URL || 'https://graph.microsoft.com/v1.0',
+      },
+      syncIntervalSeconds: readInt(env, 'EXTERNAL_CALENDAR_SYNC_INTERVAL_SECONDS', 300, 10, 86_400),
+      pollMs: readInt(env, 'EXTERNAL_CALENDAR_POLL_MS', 5000, 50, 600_000),
+      timeoutMs: readInt(env, 'EXTERNAL_CALENDAR_TIMEOUT_MS', 10_000, 100, 120_000),
+      horizonDays: readInt(env, 'EXTERNAL_CALENDAR_HORIZON_DAYS', 365, 1, 1095),
+      allowLoopbackHttp: nodeEnv === 'test',
+      previousEncryptionSecrets: (env.CREDENTIAL_ENCRYPTION_PREVIOUS_SECRETS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    },
     security: {
       trustProxy: readTrustProxy(env),
       publicHttpOrigins: readBool(env, 'PUBLIC_ALLOW_HTTP_ORIGINS', false),

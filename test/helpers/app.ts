@@ -21,6 +21,8 @@ export const TEST_SECRETS: Secrets = {
   AUTH_TOKEN_SECRET: 'test-auth-token-secret-0123456789abcdef0123456789',
   REFRESH_TOKEN_SECRET: 'test-refresh-token-secret-0123456789abcdef012345',
   CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcd',
+  CALENDAR_TOKEN_SECRET: 'test-calendar-token-secret-0123456789abcdef0123',
+  CREDENTIAL_ENCRYPTION_SECRET: 'test-credential-encryption-secret-0123456789ab',
 };
 
 export interface TestContext {

@@ -24,6 +24,8 @@ function idempotencyCaller(principal: Principal): string {
       return `user:${principal.userId}`;
     case 'public':
       return `public:${principal.origin}`;
+    case 'calendarSelection':
+      return `calendarSelection:${principal.selection.connectionId}`;
   }
 }
 

@@ -14,15 +14,18 @@ import { MAX_SEARCH_DAYS } from './service.js';
 /**
  * GET /v3/unavailability: every concrete interval that removes availability from the given
  * locations, resources and service, one row each, never merged. Rows are snake_case as the
- * specification says. `external_*` fields are null for every source here; they carry values only
- * for intervals from external calendar sync.
+ * specification says. `external_*` fields are null for every source but the intervals read from
+ * a resource's external calendars (decisions.md: rows with source block, entity_type resource).
  */
 type CalendarRow = Static<typeof CalendarRowSchema>;
 type CalendarSource = CalendarRow['source'];
 export type { CalendarQuery };
 
 /** The reads the calendar makes. */
-export type CalendarReads = Pick<AvailabilityRepository, 'location' | 'service' | 'resourcesByIds' | 'blocks' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsInScope'>;
+export type CalendarReads = Pick<
+  AvailabilityRepository,
+  'location' | 'service' | 'resourcesByIds' | 'blocks' | 'externalBusy' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsInScope'
+>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -90,8 +93,9 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
       const to = localToInstant(addDays(endDate, 1), '00:00', zone);
       const scope = { locationIds, resourceIds, serviceIds };
 
-      const [blocks, recurring, holidays, appointments] = await Promise.all([
+      const [blocks, external, recurring, holidays, appointments] = await Promise.all([
         repository.blocks(companyId, scope, from.toJSDate(), to.toJSDate()),
+        repository.externalBusy(companyId, resourceIds, from.toJSDate(), to.toJSDate()),
         repository.recurringBlocks(companyId, scope, addDays(query.startDate, -1), addDays(endDate, 1)),
         repository.holidays(companyId, locationIds, addDays(query.startDate, -1), addDays(endDate, 1)),
         repository.activeAppointmentsInScope(companyId, scope, { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs) }),
@@ -118,6 +122,14 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
       for (const block of blocks) {
         const [type, id] = scopeOf(block);
         rows.push(row(block.startTime.getTime(), block.endTime.getTime(), 'block', type, id, block.id));
+      }
+      for (const interval of external) {
+        rows.push({
+          ...row(interval.startTime.getTime(), interval.endTime.getTime(), 'block', 'resource', interval.resourceId, null),
+          external_transparency: interval.transparency,
+          external_event_type: interval.eventType,
+          external_busy: true,
+        });
       }
       for (const rule of recurring) {
         const [type, id] = scopeOf(rule);

@@ -11,7 +11,7 @@ import type { PreparedSearch } from './target.js';
 /** The reads loadEngineInputs makes. */
 export type EngineReads = Pick<
   AvailabilityRepository,
-  'blocks' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
+  'blocks' | 'externalBusy' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
 >;
 
 export interface EngineInputRequest {
@@ -46,8 +46,9 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
   const window = { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
   const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
 
-  const [blocks, recurring, holidays, appointments, dailyUsage, customerRows, allocations] = await Promise.all([
+  const [blocks, external, recurring, holidays, appointments, dailyUsage, customerRows, allocations] = await Promise.all([
     repository.blocks(companyId, scope, window.from, window.to),
+    repository.externalBusy(companyId, resourceIds, window.from, window.to),
     repository.recurringBlocks(companyId, scope, loadFromDate, loadToDate),
     repository.holidays(companyId, [location.id], loadFromDate, loadToDate),
     repository.activeAppointmentsOfResources(companyId, resourceIds, window),
@@ -57,6 +58,8 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
   ]);
 
   const busy = busyIntervals({ blocks, recurring, holidays }, zone, from, to);
+  // External calendar events: the engine drops them when the search or hold says ignoreExternalEvents.
+  for (const interval of external) busy.push({ resourceId: interval.resourceId, start: interval.startTime.getTime(), end: interval.endTime.getTime(), external: true });
   const { active, weeklyMinutes } = activeAppointments(appointments, balanced ? zone : null);
   const customer = customerRows ? customerUsage(customerRows, nowMs) : undefined;
 

@@ -108,6 +108,23 @@ function closedTimeReads(db: Db) {
         .execute();
     },
 
+    /**
+     * Busy time read from the resources' external calendars (modules/external-calendars),
+     * overlapping [from, to): one index range scan per resource.
+     */
+    externalBusy(companyId: string, resourceIds: string[], from: Date, to: Date) {
+      if (!resourceIds.length) return Promise.resolve([]);
+      return db
+        .selectFrom('externalBusyIntervals')
+        .select(['resourceId', 'startTime', 'endTime', 'transparency', 'eventType'])
+        .where('companyId', '=', companyId)
+        .where('resourceId', 'in', resourceIds)
+        .where('startTime', '<', to)
+        .where('endTime', '>', from)
+        .orderBy('startTime')
+        .execute();
+    },
+
     /** Recurring blocks of the scopes that may occur in [fromDate, toDate]. */
     recurringBlocks(companyId: string, scope: Scope, fromDate: string, toDate: string) {
       return db

@@ -39,6 +39,8 @@ export interface DispatcherDeps<C = unknown> {
   webhooks: WebhookChannel;
   messages: MessageChannels<C>;
   log?: { warn(object: unknown, message: string): void };
+  /** External calendar write-back of each event (modules/external-calendars/write-back.ts); rerun safely. */
+  calendars?: { reconcile(event: ClaimedEvent): Promise<void> };
   /** Told each finished webhook delivery's outcome (metrics). */
   onWebhookOutcome?: (ok: boolean) => void;
 }
@@ -68,6 +70,7 @@ export function createDispatcher<C>(deps: DispatcherDeps<C>) {
     log: deps.log,
     deliverWebhooks: createWebhookDelivery({ db, webhooks: deps.webhooks, onWebhookOutcome: deps.onWebhookOutcome }),
     sendMessages: createMessageSender({ repository, messages: deps.messages }),
+    ...(deps.calendars ? { writeCalendars: (event: ClaimedEvent) => deps.calendars!.reconcile(event) } : {}),
   });
   let lastReminderScan = 0;
 

@@ -32,7 +32,10 @@ function webhookTestOptions(test: NonNullable<AppConfig['webhookTest']>) {
 /** The notifications log, and the outbox dispatcher: webhooks, email and SMS, reminders. */
 export const notificationsModule = {
   name: 'notifications',
-  register(app: App, { db, config, log, metrics, repositories, email, sms }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms'>) {
+  register(
+    app: App,
+    { db, config, log, metrics, repositories, email, sms, externalCalendars }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms' | 'externalCalendars'>,
+  ) {
     registerNotificationRoutes(app, { repository: repositories.notifications });
     const templates = createTemplateService({ repository: repositories.templates });
     const webhookTest = config.webhookTest ? webhookTestOptions(config.webhookTest) : undefined;
@@ -44,6 +47,13 @@ export const notificationsModule = {
       batchSize: config.worker.batchSize,
       log,
       onWebhookOutcome: (ok) => metrics.recordWebhookOutcome(ok ? 'delivered' : 'failed'),
+      // Write-back: what the appointment's external calendars should show; the calendar worker does it.
+      calendars: {
+        async reconcile(event) {
+          await externalCalendars.writeBack.reconcile(event.companyId, event.appointmentId);
+          externalCalendars.kick();
+        },
+      },
       webhooks: {
         activeFor: activeWebhooksFor,
         start: startDelivery,

@@ -15,6 +15,8 @@ export interface ProcessingDeps {
   /** The event's two channels; a failing one never stops the other. */
   deliverWebhooks(event: ClaimedEvent): Promise<void>;
   sendMessages(event: ClaimedEvent): Promise<void>;
+  /** External calendar write-back (idempotent: it records a wish, the calendar worker acts on it). */
+  writeCalendars?(event: ClaimedEvent): Promise<void>;
 }
 
 export function createEventProcessor(deps: ProcessingDeps) {
@@ -53,7 +55,7 @@ export function createEventProcessor(deps: ProcessingDeps) {
     if (event.previousClaimer) await repository.closePending(event, 'interrupted: the worker stopped during the attempt; not repeated');
     const stop = keepClaim(event);
     try {
-      const results = await Promise.allSettled([deps.deliverWebhooks(event), deps.sendMessages(event)]);
+      const results = await Promise.allSettled([deps.deliverWebhooks(event), deps.sendMessages(event), deps.writeCalendars?.(event)]);
       const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       for (const result of failed) deps.log?.warn({ err: result.reason, eventId: event.id }, 'outbox event partly failed');
       if (failed.length === 0) await repository.updateClaim(event, instanceId, { processedAt: new Date() });

@@ -5,13 +5,14 @@ import { registerResourceRoutes } from './routes.js';
 
 export const resourcesModule = {
   name: 'resources',
-  register(app: App, { db, repositories, companySummary, touch }: Pick<AppParts, 'db' | 'repositories' | 'companySummary' | 'touch'>) {
+  register(app: App, { db, repositories, companySummary, touch, externalCalendars }: Pick<AppParts, 'db' | 'repositories' | 'companySummary' | 'touch' | 'externalCalendars'>) {
     const resources = createResourceService({
       db,
       repository: repositories.resources,
       links: repositories.catalogLinks,
       companySummary,
       onSlotSettingsChanged: (companyId, id) => touch(companyId, { resources: [id] }),
+      onArchived: (companyId, id) => externalCalendars.disconnectResource(companyId, id),
     });
     registerResourceRoutes(app, { resources });
   },

@@ -13,6 +13,8 @@ import { RESOURCE_INCLUDES } from './schemas.js';
 import type { ResourceCreate, ResourceUpdate } from './schemas.js';
 
 export interface ResourceDeps {
+  /** After a resource is deleted: its external calendar connections go (and are revoked). */
+  onArchived?: (companyId: string, id: string) => Promise<void>;
   db: Db;
   repository: Pick<ResourceRepository, 'insert' | 'byId' | 'page' | 'update' | 'links'>;
   links: Pick<CatalogLinks, 'resourceLocationIds'>;
@@ -85,6 +87,9 @@ export function createResourceService(deps: ResourceDeps) {
   }
 
   return {
+    /** The resource, when this caller may read and write it (404 unknown, 403 outside their scope). */
+    visible: loadVisible,
+
     async create(principal: Principal & { companyId: string }, input: ResourceCreate) {
       await checkWrite(principal, input);
       if ((await scopeOf(principal)).locationIds && !(input.locationIds ?? []).length) {
@@ -142,6 +147,7 @@ export function createResourceService(deps: ResourceDeps) {
       await loadVisible(principal, id);
       if (!(await repository.update(principal.companyId, id, { archivedAt: new Date() }, {}))) throw notFound('Resource not found');
       await deps.onSlotSettingsChanged?.(principal.companyId, id);
+      await deps.onArchived?.(principal.companyId, id);
     },
   };
 }

@@ -9,6 +9,7 @@ import type { TokenService } from './tokens.js';
 export const SUSPENDED_MESSAGE = 'Company account is suspended';
 export const INVALID_CLIENT_ID_MESSAGE = 'Invalid Client ID';
 export const USER_NOT_ASSOCIATED_MESSAGE = 'User is not associated with the company of this API key';
+export const CALENDAR_SELECTION_TOKEN_MESSAGE = 'A Calendar Selection Token is valid only for the list, select and disconnect calls of its own connection';
 export const DOCS_TOKEN_MESSAGE = 'A docs token only opens the documentation at /docs; it cannot call the API';
 
 /** Why an identity provider's token does not sign anyone in. */
@@ -91,6 +92,11 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
     }
 
     if (verified.kind === 'docs') throw unauthorized(DOCS_TOKEN_MESSAGE);
+
+    if (verified.kind === 'calendarSelection') {
+      if (access.mode !== 'company' || !access.calendarSelection) throw unauthorized(CALENDAR_SELECTION_TOKEN_MESSAGE);
+      return { kind: 'calendarSelection', selection: verified.claims };
+    }
 
     if (verified.kind === 'machine') {
       const { companyId, clientId, scopes } = verified.claims;

@@ -16,7 +16,12 @@ export type Principal =
     }
   /** A dashboard JWT without a company (no x-api-key), for routes that need only the user. */
   | { kind: 'user'; userId: string }
-  | { kind: 'public'; companyId: string; origin: string };
+  | { kind: 'public'; companyId: string; origin: string }
+  /**
+   * A Calendar Selection Token. Its company sits inside `selection`, not in `companyId`, so no
+   * route that asks for a company caller (requireCompany) can ever take it.
+   */
+  | { kind: 'calendarSelection'; selection: { companyId: string; resourceId: string; connectionId: string } };
 
 export type CompanyPrincipal = Extract<Principal, { companyId: string }>;
 
@@ -30,8 +35,12 @@ export type Access =
   | { mode: 'user'; machineMessage?: string }
   /** Machine token (its bound company) or dashboard JWT (with or without x-api-key). */
   | { mode: 'userOrMachine' }
-  /** A company caller. `machineMessage` set means machine tokens are refused with 403. */
-  | { mode: 'company'; machineMessage?: string; roles?: Role[] }
+  /**
+   * A company caller. `machineMessage` set means machine tokens are refused with 403.
+   * `calendarSelection`: a Calendar Selection Token is accepted too (the route checks it names
+   * the path's resource and connection); everywhere else that token is 401.
+   */
+  | { mode: 'company'; machineMessage?: string; roles?: Role[]; calendarSelection?: true }
   | { mode: 'public' };
 
 declare module 'fastify' {

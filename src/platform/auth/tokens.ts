@@ -15,6 +15,8 @@ import type { Secrets } from '../secrets.js';
  * | dashboard | dashboard | dashboard | AUTH_TOKEN_SECRET    | DASHBOARD_TOKEN_TTL_SECONDS |
  * | docs      | docs      | docs      | AUTH_TOKEN_SECRET    | DOCS_TOKEN_TTL_SECONDS |
  * | refresh   | refresh   | refresh   | REFRESH_TOKEN_SECRET | REFRESH_TOKEN_TTL_SECONDS |
+ * | calendar selection | calendar-selection | calendar_selection | CALENDAR_TOKEN_SECRET | 15 minutes |
+ * | OAuth state (not a Bearer) | calendar-oauth-state | oauth_state | CALENDAR_TOKEN_SECRET | 15 minutes |
  */
 export const TOKEN_ISSUER = 'service:v3-api';
 export const MACHINE_AUDIENCE = 'api';
@@ -45,10 +47,31 @@ export interface DocsClaims {
   companyId: string;
 }
 
+/** Calendar Selection Token: list, select and disconnect of one connection's resource only. */
+export interface CalendarSelectionClaims {
+  companyId: string;
+  resourceId: string;
+  connectionId: string;
+}
+
+/** The signed `state` of an external calendar OAuth dance; `nonce` makes it single-use. */
+export interface OAuthStateClaims {
+  companyId: string;
+  resourceId: string;
+  connectionId: string;
+  nonce: string;
+}
+
+/** Calendar Selection Token lifetime (specification: about 15 minutes). */
+export const CALENDAR_SELECTION_TTL_SECONDS = 900;
+/** An OAuth `state` is good for 15 minutes (decisions.md, External calendars). */
+export const OAUTH_STATE_TTL_SECONDS = 900;
+
 export type VerifiedBearer =
   | { kind: 'machine'; claims: MachineClaims }
   | { kind: 'dashboard'; claims: DashboardClaims }
   | { kind: 'docs'; claims: DocsClaims }
+  | { kind: 'calendarSelection'; claims: CalendarSelectionClaims }
   | { kind: 'oidc'; issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string | undefined };
 
 export class TokenError extends Error {}
@@ -63,6 +86,8 @@ export interface TokenTtls {
 export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: OidcConfig) {
   const authKey = new TextEncoder().encode(secrets.AUTH_TOKEN_SECRET);
   const refreshKey = new TextEncoder().encode(secrets.REFRESH_TOKEN_SECRET);
+  // Its own secret, managed by the service (secrets.ts): a leak of one kind's key forges no other.
+  const calendarKey = new TextEncoder().encode(secrets.CALENDAR_TOKEN_SECRET);
   const oidcKeys = oidc ? createRemoteJWKSet(new URL(oidc.jwksUrl)) : undefined;
 
   function sign(payload: JWTPayload, audience: string, ttlSeconds: number, key: Uint8Array, subject?: string) {
@@ -112,6 +137,38 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       );
     },
 
+    signCalendarSelectionToken(claims: CalendarSelectionClaims): Promise<string> {
+      return sign(
+        { token_use: 'calendar_selection', company_id: claims.companyId, resource_id: claims.resourceId, connection_id: claims.connectionId },
+        'calendar-selection',
+        CALENDAR_SELECTION_TTL_SECONDS,
+        calendarKey,
+      );
+    },
+
+    signOAuthState(claims: OAuthStateClaims): Promise<string> {
+      return sign(
+        { token_use: 'oauth_state', company_id: claims.companyId, resource_id: claims.resourceId, connection_id: claims.connectionId, nonce: claims.nonce },
+        'calendar-oauth-state',
+        OAUTH_STATE_TTL_SECONDS,
+        calendarKey,
+      );
+    },
+
+    /** Throws TokenError when the state is forged, expired or not a state. Single use is the caller's (the nonce). */
+    async verifyOAuthState(state: string): Promise<OAuthStateClaims> {
+      try {
+        const { payload } = await jwtVerify(state, calendarKey, { issuer: TOKEN_ISSUER, audience: 'calendar-oauth-state', algorithms: ALGORITHMS });
+        const { company_id: companyId, resource_id: resourceId, connection_id: connectionId, nonce } = payload;
+        if (payload.token_use !== 'oauth_state' || typeof companyId !== 'string' || typeof resourceId !== 'string' || typeof connectionId !== 'string' || typeof nonce !== 'string') {
+          throw new TokenError('Invalid state');
+        }
+        return { companyId, resourceId, connectionId, nonce };
+      } catch {
+        throw new TokenError('Invalid or expired state');
+      }
+    },
+
     /** Verifies any Bearer token and says which kind it is. Refresh tokens never verify here. */
     async verifyBearer(token: string): Promise<VerifiedBearer> {
       let unverified: JWTPayload;
@@ -139,6 +196,18 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       }
       if (unverified.token_use === 'refresh') {
         throw new TokenError('A refresh token cannot be used as a Bearer token; exchange it at POST /v3/auth/token');
+      }
+      if (unverified.token_use === 'calendar_selection') {
+        try {
+          const { payload } = await jwtVerify(token, calendarKey, { issuer: TOKEN_ISSUER, audience: 'calendar-selection', algorithms: ALGORITHMS });
+          const { company_id: companyId, resource_id: resourceId, connection_id: connectionId } = payload;
+          if (payload.token_use === 'calendar_selection' && typeof companyId === 'string' && typeof resourceId === 'string' && typeof connectionId === 'string') {
+            return { kind: 'calendarSelection', claims: { companyId, resourceId, connectionId } };
+          }
+        } catch {
+          // falls through to the one refusal below
+        }
+        throw new TokenError('Invalid or expired Calendar Selection Token');
       }
       let payload: JWTPayload;
       try {

@@ -385,6 +385,72 @@ export interface AppointmentResourcesTable {
   expiresAt: Date | null;
 }
 
+export type ExternalProvider = 'google' | 'microsoft' | 'caldav';
+export type ExternalConnectionStatus = 'pending' | 'connected' | 'error';
+
+/** migrations/0009_external_calendars.sql */
+export interface ExternalCalendarConnectionsTable {
+  companyId: string;
+  id: string;
+  resourceId: string;
+  provider: ExternalProvider;
+  status: ExternalConnectionStatus;
+  useSelection: Generated<boolean>;
+  redirectUrl: string | null;
+  stateNonce: string | null;
+  stateExpiresAt: Date | null;
+  codeVerifierEnc: string | null;
+  selectionCodeHash: string | null;
+  selectionCodeExpiresAt: Date | null;
+  credentialsEnc: string | null;
+  writeCalendarId: string | null;
+  lastSyncedAt: Date | null;
+  lastError: string | null;
+  nextSyncAt: Date | null;
+  syncClaimedAt: Date | null;
+  syncClaimedBy: string | null;
+  createdAt: CreatedAt;
+}
+
+export interface ExternalCalendarsTable {
+  companyId: string;
+  connectionId: string;
+  calendarId: string;
+  name: string;
+  syncCursor: string | null;
+}
+
+export interface ExternalBusyIntervalsTable {
+  companyId: string;
+  connectionId: string;
+  calendarId: string;
+  eventKey: string;
+  resourceId: string;
+  startTime: Date;
+  endTime: Date;
+  transparency: string | null;
+  eventType: string | null;
+}
+
+export interface ExternalEventWritesTable {
+  companyId: string;
+  appointmentId: string;
+  connectionId: string;
+  calendarId: string;
+  providerEventId: string | null;
+  desired: 'present' | 'absent';
+  startTime: Date | null;
+  endTime: Date | null;
+  done: Generated<boolean>;
+  attempts: Generated<number>;
+  nextAttemptAt: Generated<Date>;
+  lastError: string | null;
+  claimedAt: Date | null;
+  claimedBy: string | null;
+  revision: Generated<number>;
+  updatedAt: Generated<Date>;
+}
+
 export interface Database {
   blocks: BlocksTable;
   recurringBlocks: RecurringBlocksTable;
@@ -415,4 +481,8 @@ export interface Database {
   refreshTokens: RefreshTokensTable;
   externalIdentities: ExternalIdentitiesTable;
   invitations: InvitationsTable;
+  externalCalendarConnections: ExternalCalendarConnectionsTable;
+  externalCalendars: ExternalCalendarsTable;
+  externalBusyIntervals: ExternalBusyIntervalsTable;
+  externalEventWrites: ExternalEventWritesTable;
 }

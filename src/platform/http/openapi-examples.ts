@@ -96,6 +96,9 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createWebhook: webhook,
   setWebhooks: { webhooks: [webhook] },
   updateWebhook: { active: false },
+  connectExternalCalendar: { provider: 'google', redirectUrl: 'https://book.acme-dental.example/calendar-connected', useOnSchedCalendarSelection: true },
+  createCalendarSelectionSession: { code: 'csc_Zx81Qm0pT4vR7yN2kL5sB9dW' },
+  selectExternalCalendars: { calendarIds: ['ann.lee@acme-dental.example', 'holidays@group.calendar.example'], writeCalendarId: 'ann.lee@acme-dental.example' },
   saveTemplate: { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', channel: 'EMAIL', subject: 'See you on {{appointment.date}}', body: 'Hello {{customer.firstName}}, your {{service.name}} is booked for {{appointment.startTime}}.' },
 };
 

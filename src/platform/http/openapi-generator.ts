@@ -21,6 +21,7 @@ export async function registerOpenApiGenerator(app: App): Promise<void> {
           dashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/auth/login' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Company API key, with a dashboard JWT' },
           publicClientId: { type: 'apiKey', in: 'header', name: 'x-client-id', description: 'Public client id; the Origin must be an Allowed Domain' },
+          calendarSelectionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/calendar/selectionSession; list, select and disconnect of its own connection only' },
         },
       },
     },

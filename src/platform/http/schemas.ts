@@ -66,6 +66,8 @@ export const Security = {
   dashboardUser: anyOf({ dashboardJwt: [] }),
   userOrMachine: anyOf({ machineToken: [] }, { dashboardJwt: [] }),
   public: anyOf({ publicClientId: [] }),
+  /** Company credentials, or the Calendar Selection Token of the path's connection. */
+  companyOrCalendarSelection: anyOf({ machineToken: [] }, { dashboardJwt: [], apiKey: [] }, { calendarSelectionToken: [] }),
 };
 
 /**

@@ -25,7 +25,17 @@ export const refusalMessage = (family: Family) => `${FAMILIES[family]} rate limi
 
 export const OAUTH_TOKEN_ROUTE = '/v3/oauth/token';
 /** Routes that take a password or a sign-in secret: each costs Argon2 work or guards an account. */
-export const SIGN_IN_ROUTES = new Set(['POST /v3/auth/login', 'POST /v3/auth/signup', 'POST /v3/auth/token', 'PUT /v3/auth/me', 'POST /v3/auth/acceptInvitation']);
+export const SIGN_IN_ROUTES = new Set([
+  'POST /v3/auth/login',
+  'POST /v3/auth/signup',
+  'POST /v3/auth/token',
+  'PUT /v3/auth/me',
+  'POST /v3/auth/acceptInvitation',
+  // They take a one-time secret (an OAuth code and state, a selection code) with no credential:
+  // counted per address like every sign-in.
+  'GET /v3/calendar/callback',
+  'POST /v3/calendar/selectionSession',
+]);
 export const PUBLIC_HOLD_ROUTE = '/v3/public/appointment/hold';
 export const PUBLIC_BOOK_ROUTE = '/v3/public/appointment/:id/book';
 export const APPOINTMENT_LIST_ROUTE = '/v3/appointments';
@@ -67,11 +77,14 @@ export function callerKey(principal: Principal, family: Family): string {
       return `user:${principal.companyId}:${principal.userId}`;
     case 'user':
       return `user:${principal.userId}`;
+    case 'calendarSelection':
+      return `calendarSelection:${principal.selection.connectionId}`;
   }
 }
 
 /** The company whose admission slots a request takes (per-company concurrency cap). */
 export function admissionKey(principal: Principal): string {
+  if (principal.kind === 'calendarSelection') return principal.selection.companyId;
   return 'companyId' in principal ? principal.companyId : `user:${principal.userId}`;
 }
 

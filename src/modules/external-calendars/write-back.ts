@@ -1,0 +1,144 @@
+// Write-back (decisions.md, External calendars): a BK appointment of a resource with a write
+// calendar becomes an event there; reschedule moves it, cancel deletes it.
+//
+// Two halves, so a crash loses nothing and duplicates nothing:
+// - `reconcile` (run by the outbox dispatcher for every appointment event, in one transaction)
+//   records per appointment and connection what should be in the calendar: present at these
+//   times, or absent. A reschedule hands the old appointment's rows (and provider event ids) to
+//   its replacement, so the same provider event is moved rather than deleted and made anew.
+// - `processDue` (the calendar worker) makes the provider match the rows, with backoff on errors
+//   and 429 (Retry-After honoured). A provider call that succeeded before a crash is repeated
+//   with the same appointment id, which each provider client turns into the same event.
+import type { Db } from '../../platform/database/index.js';
+import { transaction } from '../../platform/database/transaction.js';
+import { errorMessage } from '../../platform/values.js';
+import { appointmentRepository } from '../appointments/repository.js';
+import type { AppointmentRow } from '../appointments/repository.js';
+import { GrantRevokedError, ProviderError } from './providers/types.js';
+import type { EventWrite } from './providers/types.js';
+import type { EventWriteRow, ExternalCalendarRepository } from './repository.js';
+import type { Sessions } from './sessions.js';
+
+/** First retry after a failed write; doubled per attempt up to MAX_RETRY_DELAY_MS. */
+export const FIRST_RETRY_DELAY_MS = 30_000;
+export const MAX_RETRY_DELAY_MS = 3_600_000;
+/** A write whose connection is in error waits this long before looking again. */
+const DISCONNECTED_RETRY_MS = 3_600_000;
+
+/** The wait before the next attempt: the provider's Retry-After when longer than our backoff. */
+export function retryDelayMs(attempts: number, retryAfterMs: number | null): number {
+  const backoff = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.min(attempts, 16));
+  return Math.max(backoff, Math.min(retryAfterMs ?? 0, MAX_RETRY_DELAY_MS));
+}
+
+export interface WriteBackDeps {
+  db: Db;
+  repository: Pick<
+    ExternalCalendarRepository,
+    'writeConnections' | 'writesOfAppointment' | 'upsertWrite' | 'deleteWrite' | 'claimDueWrites' | 'finishWrite' | 'connection' | 'markError'
+  >;
+  sessions: Pick<Sessions, 'open'>;
+  /** The event's title and description, from the EXTERNAL_CALENDAR_EVENT template. */
+  render: (companyId: string, appointmentId: string) => Promise<{ title: string; description: string; timeZone: string } | null>;
+  instanceId: string;
+  leaseMs: number;
+  clock: () => number;
+  log?: { warn(object: unknown, message: string): void };
+}
+
+const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+
+export function createWriteBack(deps: WriteBackDeps) {
+  const { repository } = deps;
+
+  /** Takes over the write rows of the appointment this one replaced (its events move, not multiply). */
+  async function adoptPredecessor(trx: Db, row: AppointmentRow): Promise<void> {
+    if (!row.rescheduledFromId) return;
+    const inherited = await repository.writesOfAppointment(trx, row.companyId, row.rescheduledFromId);
+    if (!inherited.length) return;
+    const own = new Set((await repository.writesOfAppointment(trx, row.companyId, row.id)).map((w) => w.connectionId));
+    for (const write of inherited) {
+      if (!own.has(write.connectionId)) {
+        await repository.upsertWrite(trx, { ...write, appointmentId: row.id, providerEventId: write.providerEventId });
+        await repository.deleteWrite(trx, row.companyId, write.appointmentId, write.connectionId);
+      }
+    }
+  }
+
+  async function reconcileIn(trx: Db, companyId: string, appointmentId: string, depth = 0): Promise<void> {
+    const row = await appointmentRepository.byId(trx, companyId, appointmentId);
+    if (!row) return;
+    if (row.status === 'RE' && row.rescheduledToId && depth < 5) return reconcileIn(trx, companyId, row.rescheduledToId, depth + 1);
+    await adoptPredecessor(trx, row);
+    const writes = await repository.writesOfAppointment(trx, companyId, row.id);
+    const targets = row.status === 'BK' ? await repository.writeConnections(trx, companyId, row.resourceIds) : [];
+    for (const target of targets) {
+      const existing = writes.find((w) => w.connectionId === target.id);
+      const wish = { desired: 'present' as const, calendarId: target.writeCalendarId!, startTime: row.startTime, endTime: row.endTime };
+      if (existing && existing.desired === 'present' && existing.calendarId === wish.calendarId && sameTime(existing.startTime, wish.startTime) && sameTime(existing.endTime, wish.endTime)) continue;
+      await repository.upsertWrite(trx, { companyId, appointmentId: row.id, connectionId: target.id, ...wish });
+    }
+    for (const write of writes) {
+      if (targets.some((t) => t.id === write.connectionId) || write.desired === 'absent') continue;
+      await repository.upsertWrite(trx, { ...write, desired: 'absent' });
+    }
+  }
+
+  /** Makes one row true at the provider. */
+  async function apply(write: EventWriteRow): Promise<void> {
+    const now = deps.clock();
+    const connection = await repository.connection(write.companyId, write.connectionId);
+    if (!connection || connection.status !== 'connected') {
+      await repository.finishWrite(write, {
+        providerEventId: write.providerEventId,
+        done: false,
+        lastError: 'The calendar connection is not connected',
+        nextAttemptAt: new Date(now + DISCONNECTED_RETRY_MS),
+      });
+      return;
+    }
+    try {
+      const session = await deps.sessions.open(connection);
+      if (write.desired === 'absent') {
+        if (write.providerEventId) await session.deleteEvent(write.calendarId, write.providerEventId);
+        await repository.finishWrite(write, { providerEventId: null, done: true, lastError: null, nextAttemptAt: null });
+        return;
+      }
+      const rendered = await deps.render(write.companyId, write.appointmentId);
+      if (!rendered) {
+        await repository.finishWrite(write, { providerEventId: write.providerEventId, done: true, lastError: 'The appointment is gone', nextAttemptAt: null });
+        return;
+      }
+      const event: EventWrite = { appointmentId: write.appointmentId, title: rendered.title, description: rendered.description, start: write.startTime!, end: write.endTime!, timeZone: rendered.timeZone };
+      const providerEventId = await session.putEvent(write.calendarId, write.providerEventId, event);
+      await repository.finishWrite(write, { providerEventId, done: true, lastError: null, nextAttemptAt: null });
+    } catch (error) {
+      if (error instanceof GrantRevokedError) await repository.markError(connection.companyId, connection.id, `Access was revoked at the provider: ${errorMessage(error)}`);
+      const retryAfter = error instanceof ProviderError ? error.retryAfterMs : null;
+      deps.log?.warn({ err: error, connectionId: write.connectionId, appointmentId: write.appointmentId }, 'external calendar write failed; will retry');
+      await repository.finishWrite(write, {
+        providerEventId: write.providerEventId,
+        done: false,
+        lastError: errorMessage(error).slice(0, 500),
+        nextAttemptAt: new Date(now + retryDelayMs(write.attempts, retryAfter)),
+      });
+    }
+  }
+
+  return {
+    /** Records what the appointment's write calendars should show (outbox dispatcher, per event). */
+    reconcile(companyId: string, appointmentId: string): Promise<void> {
+      return transaction(deps.db, (trx) => reconcileIn(trx, companyId, appointmentId));
+    },
+
+    /** One batch of due writes; returns how many were attempted. */
+    async processDue(limit = 20): Promise<number> {
+      const now = deps.clock();
+      const due = await repository.claimDueWrites({ now: new Date(now), staleBefore: new Date(now - deps.leaseMs), instanceId: deps.instanceId, limit });
+      for (const write of due) await apply(write);
+      return due.length;
+    },
+  };
+}
+
+export type WriteBack = ReturnType<typeof createWriteBack>;

@@ -52,8 +52,10 @@ export function createCalendarSync(deps: SyncDeps) {
     }
     const calendars = await repository.selectedCalendars(companyId, connectionId);
     if (!calendars.length) return totals;
-    const now = deps.clock();
-    const window: SyncWindow = { from: new Date(now - DAY_MS), to: new Date(now + deps.horizonDays * DAY_MS), zone: await deps.resourceZone(companyId, resourceId) };
+    // Whole UTC days: a window that moves only once a day lets providers stay incremental
+    // (CalDAV answers in full whenever the window leaves the one its cursor was made for).
+    const today = Math.floor(deps.clock() / DAY_MS) * DAY_MS;
+    const window: SyncWindow = { from: new Date(today - DAY_MS), to: new Date(today + (deps.horizonDays + 1) * DAY_MS), zone: await deps.resourceZone(companyId, resourceId) };
     const own = await repository.ownEventIds(companyId, connectionId);
     try {
       for (const calendar of calendars) {

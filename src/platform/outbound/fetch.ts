@@ -88,7 +88,8 @@ export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
     const response = await undiciFetch(url, { ...(init as object), signal, redirect: 'manual', dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
     // The body is read under the same deadline: buffer it, so a caller never waits past it.
     const body = await response.arrayBuffer();
-    return new Response(response.status === 204 || response.status === 304 ? null : body, {
+    // Response refuses any body, even an empty one, with the null-body statuses (205 included).
+    return new Response([204, 205, 304].includes(response.status) ? null : body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers as unknown as Headers,

@@ -88,7 +88,7 @@ export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
     const response = await undiciFetch(url, { ...(init as object), signal, redirect: 'manual', dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
     // The body is read under the same deadline: buffer it, so a caller never waits past it.
     const body = await response.arrayBuffer();
-    // Statuses whose Response may not carry a body (the constructor throws on 205 with one, too).
+    // Response refuses any body, even an empty one, with the null-body statuses (205 included).
     return new Response([204, 205, 304].includes(response.status) ? null : body, {
       status: response.status,
       statusText: response.statusText,

@@ -259,6 +259,7 @@ describe('provider failures', () => {
 
   test('a 429 on write-back is retried no sooner than Retry-After, and then succeeds once', async () => {
     const { s } = await connectedAndSelected();
+    await settle(context); // the sync that select asked for, so the failure meets the write
     google.failNext({ status: 429, retryAfterSeconds: 300, pathIncludes: '/events' });
     const booked = await create(s, slot(dayAhead(13), '09:00', 60, s.zone));
     await settle(context);

@@ -16,11 +16,19 @@ export interface CalendarProviders {
 
 export function createCalendarProviders(config: ExternalCalendarConfig): CalendarProviders {
   const fetch = createOutboundFetch({ timeoutMs: config.timeoutMs, allowLoopbackHttp: config.allowLoopbackHttp });
-  return {
-    oauth: {
-      google: createGoogleProvider(config.google, { fetch }),
-      microsoft: createMicrosoftProvider(config.microsoft, { fetch }),
+  // Built on first use: a provider whose client is not configured is never built (its OAuth
+  // client refuses an empty secret), and connecting to it answers 400 before it is asked for.
+  const built: Partial<Record<OAuthProviderName, OAuthCalendarProvider>> = {};
+  const oauth = {
+    get google() {
+      return (built.google ??= createGoogleProvider(config.google, { fetch }));
     },
+    get microsoft() {
+      return (built.microsoft ??= createMicrosoftProvider(config.microsoft, { fetch }));
+    },
+  };
+  return {
+    oauth,
     caldav: createCaldavProvider({ fetch }),
     configured: (name) => config[name].clientId !== '' && config[name].clientSecret !== '',
   };

@@ -442,9 +442,14 @@ class CaldavClient implements CalendarSession {
     const own = new URL(`${OWN_UID_PREFIX}${encodeURIComponent(write.appointmentId)}.ics`, calendar).href;
     const given = eventId === null ? null : this.absolute(eventId);
     const target = given && given.startsWith(calendar) ? given : own;
+    // An object keeps its UID for life (servers answer 409 to a PUT that changes it): when a
+    // rescheduled appointment takes over its predecessor's object, the UID stays the one the
+    // object was made with, which the object's name carries.
+    const name = decodeURIComponent(new URL(target).pathname.split('/').pop() ?? '').replace(/\.ics$/, '');
+    const uidOwner = name.startsWith(OWN_UID_PREFIX) ? name.slice(OWN_UID_PREFIX.length) : write.appointmentId;
     await createObject({
       url: target,
-      data: appointmentObject(write),
+      data: appointmentObject({ ...write, appointmentId: uidOwner }),
       headers: { 'content-type': 'text/calendar; charset=utf-8' },
       fetch: this.fetchFor({ what: 'writing the event', accept: [200, 201, 204] }),
     });

@@ -145,14 +145,14 @@ describe('resolveSecrets', () => {
       assert.equal(first.CURSOR_SECRET, withEnv.CURSOR_SECRET);
       assert.notEqual(first.AUTH_TOKEN_SECRET, fromEnv);
       for (const value of Object.values(first)) assert.ok(value.length >= 32, 'a generated secret is long enough');
-      assert.equal(new Set(Object.values(first)).size, 3, 'each secret is its own value');
+      assert.equal(new Set(Object.values(first)).size, Object.keys(first).length, 'each secret is its own value');
 
       // Later calls, also several at once (instances starting together), agree on the same values.
       const again = await Promise.all([resolveSecrets(database.db, config), resolveSecrets(database.db, config)]);
       assert.deepEqual(again[0], first);
       assert.deepEqual(again[1], first);
       const rows = await stored();
-      assert.equal(rows.length, 3);
+      assert.equal(rows.length, Object.keys(first).length);
       assert.deepEqual(Object.fromEntries(rows.map((row) => [row.name, row.value])), first);
 
       // The environment still wins over a stored value.

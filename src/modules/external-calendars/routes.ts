@@ -58,7 +58,14 @@ export function registerExternalCalendarRoutes(app: App, { calendars }: { calend
           'No credentials: the signed, single-use state (15 minutes) names the connection. Redirects (302) to the redirectUrl with `?code=<one-time selection code>&connectionId=` ' +
           'when useOnSchedCalendarSelection was true, else `?status=connected&connectionId=`; a provider error returns as `?status=error&error=`. A bad, expired or reused state is 400.',
         querystring: CallbackQuery,
-        response: { ...errorResponses(400, 429) },
+        response: {
+          302: {
+            type: 'null',
+            description: 'To the redirectUrl, with `code` and `connectionId`, or `status` (`connected` or `error`), `error` and `connectionId`',
+            headers: { location: { type: 'string', description: 'The redirectUrl with the answer in its query' } },
+          },
+          ...errorResponses(400, 429),
+        },
       },
     },
     async (request, reply) => {

@@ -5,7 +5,8 @@
  * p50 and p99 latency of (a) the engine alone and (b) GET /v3/availability over HTTP, for 1-day,
  * 7-day and 31-day searches, on the embedded database and on PostgreSQL (BENCH_DATABASE_URL,
  * else DATABASE_URL, default the local server; skipped when it cannot be reached). HTTP figures are given with the
- * cache off (every search computed) and on (repeated searches).
+ * cache off (every search computed) and on (repeated searches). The external calendar case adds
+ * 500 busy intervals read from each resource's external calendar (issue 15) and searches again.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +27,8 @@ import type { RecurrenceRule } from '../src/domain/recurrence.js';
 const RESOURCES = 50;
 const APPOINTMENTS = 20_000;
 const RECURRING_BLOCKS = 200;
+/** The external calendar case: busy intervals read from each resource's calendar. */
+const EXTERNAL_PER_RESOURCE = 500;
 const ZONE = 'America/New_York';
 const SPANS = [1, 7, 31];
 const WEEKLY = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [{ start: '08:00', end: '18:00' }]]));
@@ -43,6 +46,8 @@ interface Seed {
   resourceIds: string[];
   appointments: Array<{ id: string; resourceId: string; start: Date; end: Date }>;
   rules: Array<RecurrenceRule & { id: string; resourceId: string }>;
+  /** 500 per resource over the 80 days (about six a day), 45 minutes each. */
+  external: Array<{ resourceId: string; key: string; start: Date; end: Date }>;
   firstDate: string;
 }
 
@@ -62,6 +67,13 @@ export function generate(): Omit<Seed, 'companyId'> {
     const start = base.plus({ days: day, hours: 8, minutes: slot * 30 });
     appointments.push({ id: randomUUID(), resourceId: resourceIds[resourceIndex]!, start: start.toJSDate(), end: start.plus({ minutes: 30 }).toJSDate() });
   }
+  const external: Seed['external'] = [];
+  for (const [r, resourceId] of resourceIds.entries()) {
+    for (let i = 0; i < EXTERNAL_PER_RESOURCE; i++) {
+      const start = base.plus({ days: Math.floor((i * 80) / EXTERNAL_PER_RESOURCE), hours: 8, minutes: ((i * 97 + r * 13) % 40) * 15 });
+      external.push({ resourceId, key: `event-${i}`, start: start.toJSDate(), end: start.plus({ minutes: 45 }).toJSDate() });
+    }
+  }
   const rules: Seed['rules'] = [];
   for (let i = 0; i < RECURRING_BLOCKS; i++) {
     rules.push({
@@ -78,7 +90,7 @@ export function generate(): Omit<Seed, 'companyId'> {
       dayOfMonth: null,
     });
   }
-  return { locationId, serviceId, resourceIds, appointments, rules, firstDate };
+  return { locationId, serviceId, resourceIds, appointments, rules, external, firstDate };
 }
 
 export async function seed(database: DatabaseHandle, data: Omit<Seed, 'companyId'>): Promise<Seed> {
@@ -111,13 +123,39 @@ export async function seed(database: DatabaseHandle, data: Omit<Seed, 'companyId
   return { ...data, companyId };
 }
 
+/** Adds the external calendar case: a connection and calendar per resource, and their busy intervals. */
+async function seedExternal(database: DatabaseHandle, seeded: Seed): Promise<void> {
+  const db = database.db;
+  const { companyId } = seeded;
+  const connectionOf = new Map(seeded.resourceIds.map((resourceId) => [resourceId, randomUUID()]));
+  await db
+    .insertInto('externalCalendarConnections')
+    .values(seeded.resourceIds.map((resourceId) => ({ companyId, id: connectionOf.get(resourceId)!, resourceId, provider: 'google' as const, status: 'connected' as const })))
+    .execute();
+  await db
+    .insertInto('externalCalendars')
+    .values(seeded.resourceIds.map((resourceId) => ({ companyId, connectionId: connectionOf.get(resourceId)!, calendarId: 'primary', name: 'Primary', syncCursor: null })))
+    .execute();
+  const rows = seeded.external;
+  await sql`insert into external_busy_intervals (company_id, connection_id, calendar_id, event_key, resource_id, start_time, end_time, transparency, event_type)
+    select ${companyId}::uuid, u.c, 'primary', u.k, u.r, u.s, u.e, 'opaque', 'default'
+    from unnest(${rows.map((r) => connectionOf.get(r.resourceId)!)}::uuid[], ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.resourceId)}::uuid[],
+      ${rows.map((r) => r.start.toISOString())}::timestamptz[], ${rows.map((r) => r.end.toISOString())}::timestamptz[]) as u(c, k, r, s, e)`.execute(db);
+  await sql`analyze external_busy_intervals`.execute(db);
+}
+
 /** The engine alone, on inputs built in memory from the same data. */
-function engineInput(data: Omit<Seed, 'companyId'>, span: number): AvailabilityInput {
+function engineInput(data: Omit<Seed, 'companyId'>, span: number, withExternal = false): AvailabilityInput {
   const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
   const from = DateTime.fromISO(data.firstDate, { zone: ZONE }).minus({ days: 1 });
   const to = DateTime.fromISO(endDate, { zone: ZONE }).plus({ days: 2 });
   const busy: BusyInterval[] = [];
   for (const rule of data.rules) for (const o of expandRecurrence(rule, from, to)) busy.push({ resourceId: rule.resourceId, start: o.start.toMillis(), end: o.end.toMillis() });
+  if (withExternal) {
+    for (const e of data.external) {
+      if (e.start.getTime() < to.toMillis() && e.end.getTime() > from.toMillis()) busy.push({ resourceId: e.resourceId, start: e.start.getTime(), end: e.end.getTime(), external: true });
+    }
+  }
   const appointments: ActiveAppointment[] = data.appointments
     .filter((a) => a.start.getTime() < to.toMillis() && a.end.getTime() > from.toMillis())
     .map((a) => ({ id: a.id, serviceId: 'svc', resourceIds: [a.resourceId], padding: 5, start: a.start.getTime(), end: a.end.getTime() }));
@@ -192,6 +230,23 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
       const times = await measureAsync(ITERATIONS[span]!, get);
       console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache ${cache ? 'on ' : 'off'}: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}  (${times.length} requests)`);
     }
+    if (!cache) {
+      // The same searches once every resource also has EXTERNAL_PER_RESOURCE external busy intervals.
+      await seedExternal(database, seeded);
+      for (const span of [7, 31]) {
+        const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
+        const url = `http://127.0.0.1:${port}/v3/availability?LocationId=${data.locationId}&ServiceId=${data.serviceId}&startDate=${data.firstDate}&endDate=${endDate}`;
+        const get = async () => {
+          const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+          if (response.status !== 200) throw new Error(`${response.status} ${await response.text()}`);
+          await response.arrayBuffer();
+        };
+        await get();
+        const times = await measureAsync(ITERATIONS[span]!, get);
+        console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache off, + ${EXTERNAL_PER_RESOURCE} external busy intervals per resource: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}`);
+      }
+      await database.db.deleteFrom('externalCalendarConnections').where('companyId', '=', seeded.companyId).execute();
+    }
     await app.close();
   }
 }
@@ -207,6 +262,12 @@ async function main() {
     const times = measure(ITERATIONS[span]!, () => computeAvailability(input));
     const slots = computeAvailability(input).availableTimes.length;
     console.log(`  engine ${String(span).padStart(2)}-day search: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}  (${slots} slot times)`);
+  }
+  for (const span of [7, 31]) {
+    const input = engineInput(data, span, true);
+    computeAvailability(input);
+    const times = measure(ITERATIONS[span]!, () => computeAvailability(input));
+    console.log(`  engine ${String(span).padStart(2)}-day search, + ${EXTERNAL_PER_RESOURCE} external busy intervals per resource: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}`);
   }
 
   console.log('\nEmbedded database (PGlite):');

@@ -1,0 +1,59 @@
+// The outbound fetch every provider client uses: the webhook address rules and a deadline.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OutboundRefusedError, createOutboundFetch, outboundUrlProblem } from '../../../src/platform/outbound/fetch.js';
+
+let server: Server;
+let base: string;
+
+before(async () => {
+  server = createServer((request, response) => {
+    if (request.url === '/hang') return; // never answers
+    if (request.url === '/redirect') {
+      response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }).end();
+      return;
+    }
+    if (request.url === '/205') {
+      response.writeHead(205).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+test('outside tests only https to public addresses is called', async () => {
+  const strict = createOutboundFetch({ timeoutMs: 1000, allowLoopbackHttp: false });
+  await assert.rejects(strict(`${base}/`), OutboundRefusedError, 'plain http');
+  await assert.rejects(strict('https://127.0.0.1:9443/'), /not a public address/, 'a literal loopback address');
+  await assert.rejects(strict('https://[::1]:9443/'), /not a public address/, 'IPv6 loopback');
+  await assert.rejects(strict('https://10.1.2.3/'), /not a public address/, 'a private address');
+  // A name is checked by the connection's own lookup: the refusal arrives as the fetch's cause.
+  await assert.rejects(strict('https://localhost:9443/'), (error: Error) => /non-public address/.test(String((error.cause as Error | undefined)?.message)), 'a name that resolves to loopback');
+  assert.equal(outboundUrlProblem(new URL('https://user:pw@calendar.example.com/'), false), 'the URL must not carry credentials');
+  assert.equal(outboundUrlProblem(new URL('ftp://calendar.example.com/'), true), 'the URL must use https');
+  assert.equal(outboundUrlProblem(new URL('http://calendar.example.com/'), true), 'the URL must use https', 'tests allow http on loopback only');
+});
+
+test('in tests, http on loopback answers; redirects are handed back, never followed', async () => {
+  const local = createOutboundFetch({ timeoutMs: 2000, allowLoopbackHttp: true });
+  const ok = await local(`${base}/`);
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { ok: true });
+  const redirect = await local(`${base}/redirect`);
+  assert.equal(redirect.status, 302);
+  assert.equal((await local(`${base}/205`)).status, 205, 'a null-body status is not an error');
+});
+
+test('a server that never answers costs one deadline, not a hang', async () => {
+  const local = createOutboundFetch({ timeoutMs: 200, allowLoopbackHttp: true });
+  await assert.rejects(local(`${base}/hang`), (error: Error) => /abort|timeout/i.test(`${error.name} ${error.message}`));
+});

@@ -18,7 +18,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector } from 'undici';
+import { collect } from '../../platform/outbound/collect.js';
 import ipaddr from 'ipaddr.js';
 import { checkWebhookHeaders, checkWebhookUrl, isForbiddenAddress } from './destination.js';
 import { errorCode, errorMessage } from '../../platform/values.js';
@@ -223,33 +224,29 @@ export async function deliverWebhook(options: DeliveryOptions): Promise<Delivery
     if (!Object.keys(headers).some((name) => name.toLowerCase() === 'user-agent')) headers['user-agent'] = USER_AGENT;
     headers['content-type'] = 'application/json';
 
-    let response: Awaited<ReturnType<typeof request>>;
+    // Collected without backpressure (platform/outbound/collect.ts): a receiver that answers a
+    // large body and closes the connection must not be able to end this process.
+    let answer: Awaited<ReturnType<typeof collect>>;
     try {
-      response = await beforeDeadline(
-        request(url, { method: 'POST', headers, body: payload, dispatcher: agent, signal: controller.signal }),
-        controller.signal,
-      );
-    } catch (error) {
-      return done(false, describeTransportError(error, timedOut, timeoutMs));
-    }
-    status = response.statusCode;
-
-    try {
-      await beforeDeadline(
-        (async () => {
-          let received = 0;
-          for await (const chunk of response.body) {
-            // The body stream is typed loosely; with no encoding set it yields Buffers.
-            received += (chunk as Buffer).length;
-            if (received >= MAX_RESPONSE_BYTES) break;
-          }
-        })(),
+      answer = await beforeDeadline(
+        collect(agent, {
+          url,
+          method: 'POST',
+          headers,
+          body: payload,
+          signal: controller.signal,
+          maxBytes: MAX_RESPONSE_BYTES,
+          onStatus: (received) => {
+            status = received;
+          },
+        }),
         controller.signal,
       );
     } catch (error) {
       const reason = describeTransportError(error, timedOut, timeoutMs);
-      return done(false, reason.startsWith('timeout') ? `${reason} (response body not complete)` : reason);
+      return done(false, status !== null && reason.startsWith('timeout') ? `${reason} (response body not complete)` : reason);
     }
+    status = answer.status;
 
     if (status >= 200 && status < 300) return done(true, null);
     if (status >= 300 && status < 400) return done(false, `redirect: ${status} not followed`);

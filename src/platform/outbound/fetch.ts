@@ -7,12 +7,15 @@
  *   http:// and https:// on 127.0.0.1 / ::1 / localhost, so tests run local stand-ins.
  * - every call has a deadline covering connect, headers and body; a hung provider costs one call.
  * - redirects are not followed (a redirect could lead to an internal address).
+ * - the answer is collected without backpressure (collect.ts says why: undici 7 can otherwise
+ *   end the process when a server closes the connection).
  */
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupOneOptions, LookupAllOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent } from 'undici';
+import { collect } from './collect.js';
 import { isForbiddenAddress } from '../../modules/webhooks/destination.js';
 
 export interface OutboundOptions {
@@ -23,6 +26,19 @@ export interface OutboundOptions {
 }
 
 export type OutboundFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** The most of an answer's body kept; a longer answer is an error (a calendar page is far smaller). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** A request body as bytes or text, with the content type it implies when the caller set none. */
+function bodyOf(body: RequestInit['body']): { data: string | Buffer | undefined; type: string | null } {
+  if (body === undefined || body === null) return { data: undefined, type: null };
+  if (typeof body === 'string') return { data: body, type: 'text/plain;charset=UTF-8' };
+  if (body instanceof URLSearchParams) return { data: body.toString(), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (body instanceof ArrayBuffer) return { data: Buffer.from(body), type: null };
+  if (ArrayBuffer.isView(body)) return { data: Buffer.from(body.buffer, body.byteOffset, body.byteLength), type: null };
+  throw new TypeError('outbound fetch: unsupported body type (strings, form parameters and bytes only)');
+}
 
 /** A refusal before any byte was sent: the URL or its addresses break the rules. */
 export class OutboundRefusedError extends Error {
@@ -84,15 +100,20 @@ export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
     }
     const deadline = AbortSignal.timeout(options.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    // undici's fetch and the global one differ only in their TypeScript declarations.
-    const response = await undiciFetch(url, { ...(init as object), signal, redirect: 'manual', dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
-    // The body is read under the same deadline: buffer it, so a caller never waits past it.
-    const body = await response.arrayBuffer();
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const { data, type } = bodyOf(init.body);
+    if (data !== undefined && type && headers['content-type'] === undefined) headers['content-type'] = type;
+    // Never followed (redirect: manual): a 3xx is handed back as it is.
+    const answer = await collect(agent, { url, method: (init.method ?? 'GET').toUpperCase(), headers, body: data, signal, maxBytes: MAX_ANSWER_BYTES });
+    if (answer.truncated) throw new Error(`${url.origin} answered more than ${MAX_ANSWER_BYTES} bytes`);
     // Response refuses any body, even an empty one, with the null-body statuses (205 included).
-    return new Response([204, 205, 304].includes(response.status) ? null : body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers as unknown as Headers,
+    return new Response([204, 205, 304].includes(answer.status) ? null : new Uint8Array(answer.body), {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
     });
   };
 }

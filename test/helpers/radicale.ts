@@ -75,9 +75,6 @@ export async function startRadicale(options: RadicaleOptions = {}): Promise<Radi
       'type = owner_only',
       '[storage]',
       `filesystem_folder = ${join(folder, 'collections')}`,
-      // A throwaway folder: no fsync per object (with it, each PUT waits for the disk, and a
-      // calendar of a thousand objects takes minutes to fill).
-      '_filesystem_fsync = False',
       '[web]',
       'type = none',
       '[logging]',

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './server.js';
+import { freePort } from './ports.js';
 
 // A real CalDAV server for the CalDAV provider's tests: Debian's radicale (3.x), started on
 // 127.0.0.1 and a free port with its own storage folder, config and htpasswd file. Its helpers

@@ -1,7 +1,6 @@
 import { after } from 'node:test';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 
 /** Starts the real server process (src/server.ts) the way `npm start` does. */
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname;
@@ -31,16 +30,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+// In a module of its own, so helpers that need only a port (radicale.ts, used by benchmarks too)
+// do not register this file's test hooks.
+import { freePort } from './ports.js';
+
+export { freePort };
 
 export interface Running {
   child: ChildProcess;

@@ -74,6 +74,9 @@ create table external_event_writes (
   connection_id uuid not null,
   calendar_id text not null,
   provider_event_id text,
+  -- the appointment the provider event is keyed on (its id, UID or transactionId): the first
+  -- appointment of a reschedule chain, so a retry by a replacement finds the same event
+  event_appointment_id uuid not null,
   desired text not null check (desired in ('present', 'absent')),
   start_time timestamptz,
   end_time timestamptz,

@@ -320,7 +320,18 @@ export function createExternalCalendarRepository(db: Db) {
     /** Sets what should be in the calendar for (appointment, connection); the worker makes it so. */
     async upsertWrite(
       trx: Db,
-      row: { companyId: string; appointmentId: string; connectionId: string; calendarId: string; desired: 'present' | 'absent'; startTime: Date | null; endTime: Date | null; providerEventId?: string | null },
+      row: {
+        companyId: string;
+        appointmentId: string;
+        connectionId: string;
+        calendarId: string;
+        desired: 'present' | 'absent';
+        startTime: Date | null;
+        endTime: Date | null;
+        providerEventId?: string | null;
+        /** Kept from the first appointment of a reschedule chain; defaults to this appointment. */
+        eventAppointmentId?: string;
+      },
     ): Promise<void> {
       await trx
         .insertInto('externalEventWrites')
@@ -334,6 +345,7 @@ export function createExternalCalendarRepository(db: Db) {
           startTime: row.startTime,
           endTime: row.endTime,
           providerEventId: row.providerEventId ?? null,
+          eventAppointmentId: row.eventAppointmentId ?? row.appointmentId,
           done: false,
           attempts: 0,
           nextAttemptAt: new Date(),

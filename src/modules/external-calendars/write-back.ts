@@ -47,29 +47,42 @@ export interface WriteBackDeps {
 }
 
 const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+/** How far a reschedule chain is followed (each link is one reschedule before the dispatcher ran). */
+const MAX_CHAIN = 20;
 
 export function createWriteBack(deps: WriteBackDeps) {
   const { repository } = deps;
 
-  /** Takes over the write rows of the appointment this one replaced (its events move, not multiply). */
-  async function adoptPredecessor(trx: Db, row: AppointmentRow): Promise<void> {
-    if (!row.rescheduledFromId) return;
-    const inherited = await repository.writesOfAppointment(trx, row.companyId, row.rescheduledFromId);
-    if (!inherited.length) return;
-    const own = new Set((await repository.writesOfAppointment(trx, row.companyId, row.id)).map((w) => w.connectionId));
-    for (const write of inherited) {
-      if (!own.has(write.connectionId)) {
-        await repository.upsertWrite(trx, { ...write, appointmentId: row.id, providerEventId: write.providerEventId });
+  /**
+   * Takes over the write rows of the appointments this one replaced, the whole chain back (two
+   * reschedules before the dispatcher ran leave rows on the first), so their events move rather
+   * than multiply. An adopted row keeps the appointment its provider event is keyed on, so even
+   * a create still in flight for the old row is found again by the replacement's first write.
+   */
+  async function adoptPredecessors(trx: Db, row: AppointmentRow): Promise<void> {
+    let previousId = row.rescheduledFromId;
+    for (let depth = 0; previousId && depth < MAX_CHAIN; depth++) {
+      const inherited = await repository.writesOfAppointment(trx, row.companyId, previousId);
+      const own = new Set((await repository.writesOfAppointment(trx, row.companyId, row.id)).map((w) => w.connectionId));
+      for (const write of inherited) {
+        if (own.has(write.connectionId)) {
+          // This connection already has a row for the replacement: the old event goes.
+          if (write.desired !== 'absent') await repository.upsertWrite(trx, { ...write, desired: 'absent' });
+          continue;
+        }
+        await repository.upsertWrite(trx, { ...write, appointmentId: row.id });
         await repository.deleteWrite(trx, row.companyId, write.appointmentId, write.connectionId);
       }
+      const previous = await appointmentRepository.byId(trx, row.companyId, previousId);
+      previousId = previous?.rescheduledFromId ?? null;
     }
   }
 
   async function reconcileIn(trx: Db, companyId: string, appointmentId: string, depth = 0): Promise<void> {
     const row = await appointmentRepository.byId(trx, companyId, appointmentId);
     if (!row) return;
-    if (row.status === 'RE' && row.rescheduledToId && depth < 5) return reconcileIn(trx, companyId, row.rescheduledToId, depth + 1);
-    await adoptPredecessor(trx, row);
+    if (row.status === 'RE' && row.rescheduledToId && depth < MAX_CHAIN) return reconcileIn(trx, companyId, row.rescheduledToId, depth + 1);
+    await adoptPredecessors(trx, row);
     const writes = await repository.writesOfAppointment(trx, companyId, row.id);
     const targets = row.status === 'BK' ? await repository.writeConnections(trx, companyId, row.resourceIds) : [];
     for (const target of targets) {
@@ -109,7 +122,8 @@ export function createWriteBack(deps: WriteBackDeps) {
         await repository.finishWrite(write, { providerEventId: write.providerEventId, done: true, lastError: 'The appointment is gone', nextAttemptAt: null });
         return;
       }
-      const event: EventWrite = { appointmentId: write.appointmentId, title: rendered.title, description: rendered.description, start: write.startTime!, end: write.endTime!, timeZone: rendered.timeZone };
+      // Keyed on the chain's first appointment: a repeated create finds the event made before.
+      const event: EventWrite = { appointmentId: write.eventAppointmentId, title: rendered.title, description: rendered.description, start: write.startTime!, end: write.endTime!, timeZone: rendered.timeZone };
       const providerEventId = await session.putEvent(write.calendarId, write.providerEventId, event);
       await repository.finishWrite(write, { providerEventId, done: true, lastError: null, nextAttemptAt: null });
     } catch (error) {

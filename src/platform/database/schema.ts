@@ -438,6 +438,7 @@ export interface ExternalEventWritesTable {
   connectionId: string;
   calendarId: string;
   providerEventId: string | null;
+  eventAppointmentId: string;
   desired: 'present' | 'absent';
   startTime: Date | null;
   endTime: Date | null;

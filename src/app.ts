@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -98,10 +98,34 @@ export const LOG_REDACTIONS = [
   ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
 ];
 
+/** Query parameters that carry a one-time secret (the external calendar OAuth callback's code and state). */
+const SECRET_QUERY_PARAMETERS = ['code', 'state', 'token'];
+
+/**
+ * Fastify's request log fields (method, url, host, addresses), with the values of secret query
+ * parameters replaced: the request line is logged before any route could hide them.
+ */
+export function serializeRequest(request: FastifyRequest) {
+  let url = request.url;
+  const question = url.indexOf('?');
+  if (question !== -1) {
+    const query = new URLSearchParams(url.slice(question + 1));
+    let changed = false;
+    for (const name of SECRET_QUERY_PARAMETERS) {
+      if (query.has(name)) {
+        query.set(name, '[redacted]');
+        changed = true;
+      }
+    }
+    if (changed) url = `${url.slice(0, question)}?${query.toString()}`;
+  }
+  return { method: request.method, url, host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
+}
+
 /** Builds the whole HTTP application: platform hooks first, then every capability's routes. */
 export async function buildApp({ config, database, secrets, redis, isDraining = () => false }: BuildAppOptions): Promise<App> {
   const app = Fastify({
-    logger: { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
+    logger: { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' }, serializers: { req: serializeRequest } },
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),

@@ -91,6 +91,10 @@ test('the server logs request ids, and no password, secret, token or API key, at
     const exchanged = await send(base, 'POST', '/v3/auth/token', { json: { refresh_token: secrets.refreshToken } });
     assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
     secrets.rotatedRefreshToken = exchanged.body.refreshToken as string;
+    // An external calendar OAuth callback carries a one-time code and a state in its query.
+    secrets.oauthCode = `code-${randomUUID()}`;
+    secrets.oauthState = `state-${randomUUID()}`;
+    assert.equal((await send(base, 'GET', `/v3/calendar/callback?code=${secrets.oauthCode}&state=${secrets.oauthState}`)).status, 400);
 
     // Let the last lines reach the pipe.
     await new Promise((resolve) => setTimeout(resolve, 300));

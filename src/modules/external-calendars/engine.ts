@@ -56,7 +56,9 @@ export function createExternalCalendarEngine(deps: EngineDeps) {
   });
   const templates = createTemplateService({ repository: repositories.templates });
   const instanceId = randomUUID();
-  const leaseMs = Math.max(60_000, settings.timeoutMs * 6);
+  // One claim covers one sync (several calendars, each paged) or one write: generous, since a
+  // claim that runs out lets another instance start the same work.
+  const leaseMs = Math.max(5 * 60_000, settings.timeoutMs * 30);
   const writeBack = createWriteBack({
     db,
     repository,

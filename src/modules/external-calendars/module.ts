@@ -29,7 +29,8 @@ export const externalCalendarsModule = {
       touchResource: externalCalendars.touchResource,
       kick: externalCalendars.kick,
       publicBaseUrl: config.publicBaseUrl,
-      allowHttp: config.externalCalendars.allowLoopbackHttp || config.security.publicHttpOrigins,
+      // http redirect URLs only for tests; decisions.md: redirectUrl is https.
+      allowHttp: config.externalCalendars.allowLoopbackHttp,
       syncIntervalMs: config.externalCalendars.syncIntervalSeconds * 1000,
       clock: externalCalendars.clock,
     });

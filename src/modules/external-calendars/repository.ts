@@ -185,11 +185,24 @@ export function createExternalCalendarRepository(db: Db) {
         .execute();
     },
 
-    /** A sync ended (well or not): the claim is released and the next one planned. */
-    async finishSync(companyId: string, id: string, fields: { lastSyncedAt?: Date; lastError: string | null; nextSyncAt: Date | null }): Promise<void> {
+    /**
+     * A sync ended (well or not): the next one is planned, and `claimedBy`'s claim released. A
+     * claim another worker took over meanwhile is left alone; a sync on demand (claimedBy null)
+     * never touches the worker's claim.
+     */
+    async finishSync(
+      companyId: string,
+      id: string,
+      fields: { lastSyncedAt?: Date; lastError: string | null; nextSyncAt: Date | null },
+      claimedBy: string | null,
+    ): Promise<void> {
       await db
         .updateTable('externalCalendarConnections')
-        .set({ ...fields, syncClaimedAt: null, syncClaimedBy: null })
+        .set({
+          ...fields,
+          syncClaimedAt: sql<Date | null>`case when sync_claimed_by = ${claimedBy} then null else sync_claimed_at end`,
+          syncClaimedBy: sql<string | null>`case when sync_claimed_by = ${claimedBy} then null else sync_claimed_by end`,
+        })
         .where('companyId', '=', companyId)
         .where('id', '=', id)
         .execute();
@@ -418,6 +431,7 @@ export function createExternalCalendarRepository(db: Db) {
         }),
       )
         .where('revision', '=', expected.revision)
+        .where('claimedBy', '=', expected.claimedBy)
         .execute();
       // Changed meanwhile: release the claim so the new wish is picked up at once.
       await key(db.updateTable('externalEventWrites').set({ claimedAt: null, claimedBy: null })).where('claimedBy', '=', expected.claimedBy).execute();

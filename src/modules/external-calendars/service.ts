@@ -101,17 +101,25 @@ export function createExternalCalendarService(deps: ExternalCalendarDeps) {
   /** A provider failure in a request: a revoked grant marks the connection, and both are a clear 400 (never a 500). */
   async function providerCall<T>(connection: ConnectionRow, call: (session: CalendarSession) => Promise<T>): Promise<T> {
     try {
-      return await call(await deps.sessions.open(connection));
+      return await deps.sessions.run(connection, call);
     } catch (error) {
       if (error instanceof GrantRevokedError) {
         await repository.markError(connection.companyId, connection.id, `Access was revoked at the provider: ${errorMessage(error)}`);
         throw badRequest(`${PROVIDER_NAMES[connection.provider]} refused this connection's access (${errorMessage(error)}); connect the calendar again`);
       }
-      if (error instanceof ProviderError) {
-        throw new ApiError(503, `${PROVIDER_NAMES[connection.provider]} could not be reached or answered an error: ${errorMessage(error)}`);
-      }
-      throw error;
+      throw unavailable(connection, error);
     }
+  }
+
+  /**
+   * A provider failure that is not the caller's: the provider down, slow, or answering what we
+   * cannot read (a malformed document, credentials sealed by a key this instance lacks). 503,
+   * never a 500.
+   */
+  function unavailable(connection: ConnectionRow, error: unknown): ApiError {
+    if (error instanceof ApiError) return error;
+    const what = error instanceof ProviderError ? 'could not be reached or answered an error' : 'answered something that could not be used';
+    return new ApiError(503, `${PROVIDER_NAMES[connection.provider]} ${what}: ${errorMessage(error)}`.slice(0, 500));
   }
 
   async function connectCaldav(companyId: string, resourceId: string, body: ConnectBody) {
@@ -312,16 +320,14 @@ export function createExternalCalendarService(deps: ExternalCalendarDeps) {
           totals.imported += counts.imported;
           totals.updated += counts.updated;
           totals.removed += counts.removed;
-          await repository.finishSync(connection.companyId, connection.id, { lastSyncedAt: new Date(deps.clock()), lastError: null, nextSyncAt: new Date(deps.clock() + deps.syncIntervalMs) });
+          await repository.finishSync(connection.companyId, connection.id, { lastSyncedAt: new Date(deps.clock()), lastError: null, nextSyncAt: new Date(deps.clock() + deps.syncIntervalMs) }, null);
         } catch (error) {
           if (error instanceof GrantRevokedError) {
             throw badRequest(`${PROVIDER_NAMES[connection.provider]} refused this connection's access (${errorMessage(error)}); connect the calendar again`);
           }
-          if (error instanceof ProviderError) {
-            await repository.finishSync(connection.companyId, connection.id, { lastError: errorMessage(error).slice(0, 500), nextSyncAt: new Date(deps.clock() + 60_000) });
-            throw new ApiError(503, `${PROVIDER_NAMES[connection.provider]} could not be reached or answered an error: ${errorMessage(error)}`);
-          }
-          throw error;
+          if (error instanceof ApiError) throw error;
+          await repository.finishSync(connection.companyId, connection.id, { lastError: errorMessage(error).slice(0, 500), nextSyncAt: new Date(deps.clock() + 60_000) }, null);
+          throw unavailable(connection, error);
         }
       }
       return totals;
@@ -335,7 +341,11 @@ export function createExternalCalendarService(deps: ExternalCalendarDeps) {
       const removed = await transaction(deps.db, (trx) => repository.deleteConnection(trx, actor.companyId, connectionId));
       if (!removed) throw notFound('External calendar connection not found');
       await deps.touchResource(actor.companyId, resourceId);
-      await deps.sessions.revoke(removed);
+      // Google revokes the whole grant of the account to our client, not one token: while another
+      // connection of this resource uses the same provider (a reconnect of the same account, most
+      // likely), revoking would break it. docs/api.md says what is left to the user then.
+      const siblings = (await repository.connectionsOfResource(actor.companyId, resourceId)).filter((c) => c.provider === removed.provider);
+      if (siblings.length === 0) await deps.sessions.revoke(removed);
     },
 
   };

@@ -25,27 +25,47 @@ export function createSessions({ repository, sealer, providers, clock }: Session
     return JSON.parse(sealer.open(connection.credentialsEnc)) as StoredCredentials;
   }
 
-  return {
+  const api = {
     seal: (credentials: StoredCredentials) => sealer.seal(JSON.stringify(credentials)),
     /** Other secrets of a connection (the PKCE verifier). */
     sealText: (plain: string) => sealer.seal(plain),
     openText: (sealed: string) => sealer.open(sealed),
     credentialsOf,
 
-    /** A session for the connection's provider; throws GrantRevokedError when access is gone. */
-    async open(connection: ConnectionRow): Promise<CalendarSession> {
+    /**
+     * A session for the connection's provider; throws GrantRevokedError when access is gone.
+     * `forceRefresh`: refresh the OAuth access token even if it looks fresh (after a 401).
+     */
+    async open(connection: ConnectionRow, options: { forceRefresh?: boolean } = {}): Promise<CalendarSession> {
       const credentials = credentialsOf(connection);
       if (credentials.kind === 'caldav') return providers.caldav.session(credentials);
       if (connection.provider === 'caldav') throw new GrantRevokedError('Stored credentials do not match the provider');
       const provider = providers.oauth[connection.provider];
       let tokens: OAuthTokens = credentials;
-      if (tokens.expiresAt - clock() < REFRESH_MARGIN_MS || sealer.isStale(connection.credentialsEnc!)) {
+      if (options.forceRefresh || tokens.expiresAt - clock() < REFRESH_MARGIN_MS || sealer.isStale(connection.credentialsEnc!)) {
         if (!tokens.refreshToken) throw new GrantRevokedError('The provider issued no refresh token: connect the calendar again');
         const fresh = await provider.refresh(tokens.refreshToken);
         tokens = { accessToken: fresh.accessToken, refreshToken: fresh.refreshToken ?? tokens.refreshToken, expiresAt: fresh.expiresAt };
-        await repository.setCredentials(connection.companyId, connection.id, sealer.seal(JSON.stringify({ kind: 'oauth', ...tokens })));
+        const sealed = sealer.seal(JSON.stringify({ kind: 'oauth', ...tokens }));
+        await repository.setCredentials(connection.companyId, connection.id, sealed);
+        // The caller's row carries the new tokens too: its next call does not refresh again.
+        connection.credentialsEnc = sealed;
       }
       return provider.session(tokens.accessToken);
+    },
+
+    /**
+     * Runs `call` with a session. An OAuth API that answers 401 may only have dropped the access
+     * token early (a password change, a policy): the token is refreshed and the call made once
+     * more; only a refused refresh (or a second 401) means the grant is gone.
+     */
+    async run<T>(connection: ConnectionRow, call: (session: CalendarSession) => Promise<T>): Promise<T> {
+      try {
+        return await call(await api.open(connection));
+      } catch (error) {
+        if (!(error instanceof GrantRevokedError) || connection.provider === 'caldav') throw error;
+        return call(await api.open(connection, { forceRefresh: true }));
+      }
     },
 
     /** Revokes the grant at the provider where it offers revocation; never throws. */
@@ -60,6 +80,7 @@ export function createSessions({ repository, sealer, providers, clock }: Session
       }
     },
   };
+  return api;
 }
 
 export type Sessions = ReturnType<typeof createSessions>;

@@ -14,7 +14,7 @@ const DAY_MS = 86_400_000;
 export interface SyncDeps {
   db: Db;
   repository: Pick<ExternalCalendarRepository, 'selectedCalendars' | 'ownEventIds' | 'applySync' | 'setCursor' | 'markError'>;
-  sessions: Pick<Sessions, 'open'>;
+  sessions: Pick<Sessions, 'run'>;
   /** The zone all-day events fall back to: the resource's. */
   resourceZone: (companyId: string, resourceId: string) => Promise<string>;
   /** Clears the availability cache of the resource (its busy time changed). */
@@ -43,13 +43,6 @@ export function createCalendarSync(deps: SyncDeps) {
   return async function syncConnection(connection: ConnectionRow): Promise<SyncCounts> {
     const { companyId, id: connectionId, resourceId } = connection;
     const totals: SyncCounts = { imported: 0, updated: 0, removed: 0 };
-    let session: CalendarSession;
-    try {
-      session = await deps.sessions.open(connection);
-    } catch (error) {
-      if (error instanceof GrantRevokedError) await repository.markError(companyId, connectionId, `Access was revoked at the provider: ${errorMessage(error)}`);
-      throw error;
-    }
     const calendars = await repository.selectedCalendars(companyId, connectionId);
     if (!calendars.length) return totals;
     // Whole UTC days: a window that moves only once a day lets providers stay incremental
@@ -59,7 +52,7 @@ export function createCalendarSync(deps: SyncDeps) {
     const own = await repository.ownEventIds(companyId, connectionId);
     try {
       for (const calendar of calendars) {
-        const result = await readCalendar(session, calendar.calendarId, calendar.syncCursor, window);
+        const result = await deps.sessions.run(connection, (session) => readCalendar(session, calendar.calendarId, calendar.syncCursor, window));
         // Events we wrote for bookings are already busy as appointments: never twice.
         const events = result.events.filter((e) => !own.has(e.key));
         const removed = [...result.removed, ...result.events.filter((e) => own.has(e.key)).map((e) => e.key)];

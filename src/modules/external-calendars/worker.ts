@@ -26,22 +26,29 @@ export interface CalendarWorkerDeps {
 export function createCalendarWorker(deps: CalendarWorkerDeps) {
   const { repository, clock } = deps;
 
-  async function syncDue(): Promise<number> {
+  /** The next due connection, claimed: one at a time, so a claim's lease covers one sync only. */
+  async function claimNext() {
     const now = clock();
-    const due = await repository.claimDueSyncs({ now: new Date(now), staleBefore: new Date(now - deps.leaseMs), instanceId: deps.instanceId, limit: deps.batchSize });
-    for (const connection of due) {
+    const [connection] = await repository.claimDueSyncs({ now: new Date(now), staleBefore: new Date(now - deps.leaseMs), instanceId: deps.instanceId, limit: 1 });
+    return connection;
+  }
+
+  async function syncDue(): Promise<number> {
+    let count = 0;
+    for (let connection = await claimNext(); connection; connection = count < deps.batchSize ? await claimNext() : undefined) {
+      count++;
       try {
         await deps.syncConnection(connection);
-        await repository.finishSync(connection.companyId, connection.id, { lastSyncedAt: new Date(clock()), lastError: null, nextSyncAt: new Date(clock() + deps.syncIntervalMs) });
+        await repository.finishSync(connection.companyId, connection.id, { lastSyncedAt: new Date(clock()), lastError: null, nextSyncAt: new Date(clock() + deps.syncIntervalMs) }, deps.instanceId);
       } catch (error) {
         deps.log?.warn({ err: error, connectionId: connection.id }, 'external calendar sync failed');
         // A revoked grant already marked the connection `error` (no next sync); anything else is tried again later.
         const nextSyncAt = error instanceof GrantRevokedError ? null : new Date(clock() + Math.max(SYNC_RETRY_MS, error instanceof ProviderError ? (error.retryAfterMs ?? 0) : 0));
         const lastError = error instanceof GrantRevokedError ? `Access was revoked at the provider: ${errorMessage(error)}` : errorMessage(error);
-        await repository.finishSync(connection.companyId, connection.id, { lastError: lastError.slice(0, 500), nextSyncAt });
+        await repository.finishSync(connection.companyId, connection.id, { lastError: lastError.slice(0, 500), nextSyncAt }, deps.instanceId);
       }
     }
-    return due.length;
+    return count;
   }
 
   return {

@@ -37,7 +37,7 @@ export interface WriteBackDeps {
     ExternalCalendarRepository,
     'writeConnections' | 'writesOfAppointment' | 'upsertWrite' | 'deleteWrite' | 'claimDueWrites' | 'finishWrite' | 'connection' | 'markError'
   >;
-  sessions: Pick<Sessions, 'open'>;
+  sessions: Pick<Sessions, 'run'>;
   /** The event's title and description, from the EXTERNAL_CALENDAR_EVENT template. */
   render: (companyId: string, appointmentId: string) => Promise<{ title: string; description: string; timeZone: string } | null>;
   instanceId: string;
@@ -111,9 +111,8 @@ export function createWriteBack(deps: WriteBackDeps) {
       return;
     }
     try {
-      const session = await deps.sessions.open(connection);
       if (write.desired === 'absent') {
-        if (write.providerEventId) await session.deleteEvent(write.calendarId, write.providerEventId);
+        if (write.providerEventId) await deps.sessions.run(connection, (session) => session.deleteEvent(write.calendarId, write.providerEventId!));
         await repository.finishWrite(write, { providerEventId: null, done: true, lastError: null, nextAttemptAt: null });
         return;
       }
@@ -124,7 +123,7 @@ export function createWriteBack(deps: WriteBackDeps) {
       }
       // Keyed on the chain's first appointment: a repeated create finds the event made before.
       const event: EventWrite = { appointmentId: write.eventAppointmentId, title: rendered.title, description: rendered.description, start: write.startTime!, end: write.endTime!, timeZone: rendered.timeZone };
-      const providerEventId = await session.putEvent(write.calendarId, write.providerEventId, event);
+      const providerEventId = await deps.sessions.run(connection, (session) => session.putEvent(write.calendarId, write.providerEventId, event));
       await repository.finishWrite(write, { providerEventId, done: true, lastError: null, nextAttemptAt: null });
     } catch (error) {
       if (error instanceof GrantRevokedError) await repository.markError(connection.companyId, connection.id, `Access was revoked at the provider: ${errorMessage(error)}`);
@@ -145,12 +144,17 @@ export function createWriteBack(deps: WriteBackDeps) {
       return transaction(deps.db, (trx) => reconcileIn(trx, companyId, appointmentId));
     },
 
-    /** One batch of due writes; returns how many were attempted. */
+    /** Up to `limit` due writes, claimed one at a time (a lease covers one provider call); returns how many. */
     async processDue(limit = 20): Promise<number> {
-      const now = deps.clock();
-      const due = await repository.claimDueWrites({ now: new Date(now), staleBefore: new Date(now - deps.leaseMs), instanceId: deps.instanceId, limit });
-      for (const write of due) await apply(write);
-      return due.length;
+      let count = 0;
+      while (count < limit) {
+        const now = deps.clock();
+        const [write] = await repository.claimDueWrites({ now: new Date(now), staleBefore: new Date(now - deps.leaseMs), instanceId: deps.instanceId, limit: 1 });
+        if (!write) break;
+        count++;
+        await apply(write);
+      }
+      return count;
     },
   };
 }

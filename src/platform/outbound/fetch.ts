@@ -16,7 +16,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 import { collect } from './collect.js';
-import { isForbiddenAddress } from '../../modules/webhooks/destination.js';
+import { checkWebhookUrl, isForbiddenAddress } from '../../modules/webhooks/destination.js';
 
 export interface OutboundOptions {
   /** Deadline of one call, from the start to the last byte of the body. */
@@ -28,7 +28,7 @@ export interface OutboundOptions {
 export type OutboundFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** The most of an answer's body kept; a longer answer is an error (a calendar page is far smaller). */
-export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /** A request body as bytes or text, with the content type it implies when the caller set none. */
 function bodyOf(body: RequestInit['body']): { data: string | Buffer | undefined; type: string | null } {
@@ -60,9 +60,12 @@ function isLoopback(address: string): boolean {
 export function outboundUrlProblem(url: URL, allowLoopbackHttp: boolean): string | null {
   const loopbackHost = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
   if (url.username || url.password) return 'the URL must not carry credentials';
-  if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && allowLoopbackHttp && loopbackHost) return null;
-  return 'the URL must use https';
+  if (url.protocol !== 'https:') return 'the URL must use https';
+  if (allowLoopbackHttp && loopbackHost) return null;
+  // The webhook URL rules (decisions.md): a DNS name that is not local, internal or metadata.
+  const check = checkWebhookUrl(url.toString());
+  return check.ok ? null : check.reason.replace(/^webhook URL /, 'the URL ');
 }
 
 export function createOutboundFetch(options: OutboundOptions): OutboundFetch {

@@ -33,11 +33,13 @@ after(() => {
 test('outside tests only https to public addresses is called', async () => {
   const strict = createOutboundFetch({ timeoutMs: 1000, allowLoopbackHttp: false });
   await assert.rejects(strict(`${base}/`), OutboundRefusedError, 'plain http');
-  await assert.rejects(strict('https://127.0.0.1:9443/'), /not a public address/, 'a literal loopback address');
-  await assert.rejects(strict('https://[::1]:9443/'), /not a public address/, 'IPv6 loopback');
-  await assert.rejects(strict('https://10.1.2.3/'), /not a public address/, 'a private address');
-  // A name is checked by the connection's own lookup, when it dials.
-  await assert.rejects(strict('https://localhost:9443/'), (error: Error) => /non-public address/.test(`${error.message} ${String((error.cause as Error | undefined)?.message)}`), 'a name that resolves to loopback');
+  await assert.rejects(strict('https://127.0.0.1:9443/'), /not an IP address/, 'a literal loopback address');
+  await assert.rejects(strict('https://[::1]:9443/'), /not an IP address/, 'IPv6 loopback');
+  await assert.rejects(strict('https://10.1.2.3/'), /not an IP address/, 'a private address');
+  await assert.rejects(strict('https://metadata.google.internal/'), /local, internal or metadata/, 'an internal name');
+  await assert.rejects(strict('https://localhost:9443/'), /fully qualified|local, internal/, 'localhost');
+  // A public-looking name is checked by the connection's own lookup, when it dials.
+  await assert.rejects(strict('https://localtest.me:9443/'), (error: Error) => /non-public address|ENOTFOUND|EAI_AGAIN/.test(`${error.message} ${String((error.cause as Error | undefined)?.message)} ${String((error as NodeJS.ErrnoException).code)}`), 'a name that resolves to loopback (or cannot be resolved here)');
   assert.equal(outboundUrlProblem(new URL('https://user:pw@calendar.example.com/'), false), 'the URL must not carry credentials');
   assert.equal(outboundUrlProblem(new URL('ftp://calendar.example.com/'), true), 'the URL must use https');
   assert.equal(outboundUrlProblem(new URL('http://calendar.example.com/'), true), 'the URL must use https', 'tests allow http on loopback only');

@@ -95,6 +95,10 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
 
     if (verified.kind === 'calendarSelection') {
       if (access.mode !== 'company' || !access.calendarSelection) throw unauthorized(CALENDAR_SELECTION_TOKEN_MESSAGE);
+      // A disconnected connection's token stops at once; a suspended company's too, as every credential.
+      const context = await principals.calendarSelectionContext(verified.claims.companyId, verified.claims.connectionId);
+      if (!context?.connectionId) throw unauthorized('Invalid or expired token');
+      if (context.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
       return { kind: 'calendarSelection', selection: verified.claims };
     }
 

@@ -21,6 +21,16 @@ export function createPrincipalRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** The company of a Calendar Selection Token, and whether its connection still exists. */
+    calendarSelectionContext(companyId: string, connectionId: string) {
+      return db
+        .selectFrom('companies as c')
+        .leftJoin('externalCalendarConnections as ecc', (join) => join.onRef('ecc.companyId', '=', 'c.id').on('ecc.id', '=', connectionId))
+        .select(['c.suspendedAt', 'ecc.id as connectionId'])
+        .where('c.id', '=', companyId)
+        .executeTakeFirst();
+    },
+
     companyByApiKeyHash(apiKeyHash: string) {
       return db
         .selectFrom('companies')

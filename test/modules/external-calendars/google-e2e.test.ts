@@ -171,6 +171,8 @@ describe('the Calendar Selection Token', () => {
     assert.equal(listed.statusCode, 200, listed.body);
     const gone = await context.app.inject({ method: 'DELETE', url: `/v3/resource/${resourceId}/externalCalendar/${connectionId}`, headers: token });
     assert.equal(gone.statusCode, 204);
+    const afterwards = await context.app.inject({ method: 'GET', url: `/v3/resource/${resourceId}/externalCalendars/list`, headers: token });
+    assert.equal(afterwards.statusCode, 401, 'the token of a disconnected connection stops at once');
   });
 
   test('a code works once; a wrong one is 400; an expired token is 401', async () => {

@@ -243,7 +243,7 @@ describe('CalDAV provider against radicale', { skip: missing ?? false }, () => {
     await assert.rejects(session.syncCalendar(calendar, 'not a cursor', WINDOW), SyncCursorExpiredError);
   });
 
-  test('sync: free, cancelled, declined and our own events, and tasks, are not busy time', async () => {
+  test('sync: free, cancelled, declined events and tasks are not busy time; events Slotwise wrote are, with their marker', async () => {
     const calendar = await radicale.makeCalendar(USER, 'filtered');
     const put = (name: string, text: string) => radicale.putObject(USER, calendar, name, text);
     await put('busy.ics', single('busy', '20260302T090000Z', '20260302T100000Z', ['TRANSP:OPAQUE']));
@@ -260,6 +260,8 @@ describe('CalDAV provider against radicale', { skip: missing ?? false }, () => {
     ]));
     await put('ours.ics', single('slotwise-appointment-1', '20260302T140000Z', '20260302T150000Z'));
     await put('ours-copied.ics', single('copied-by-a-client', '20260302T150000Z', '20260302T160000Z', ['X-SLOTWISE-APPOINTMENT-ID:appointment-2']));
+    // Written by Slotwise (any company) but free: not busy, marker or not.
+    await put('ours-free.ics', single('slotwise-appointment-3', '20260302T170000Z', '20260302T180000Z', ['TRANSP:TRANSPARENT']));
     await put('task.ics', ics(['BEGIN:VTODO', 'UID:task', 'DTSTAMP:20260101T000000Z', 'DTSTART:20260302T160000Z', 'DUE:20260302T170000Z', 'SUMMARY:Task', 'END:VTODO'].join('\r\n')));
     // One occurrence of a busy series declined, one made free.
     await put('series.ics', ics(
@@ -269,7 +271,15 @@ describe('CalDAV provider against radicale', { skip: missing ?? false }, () => {
     ));
 
     const result = await provider.session(credentials).syncCalendar(calendar, null, WINDOW);
-    assert.deepEqual(Object.keys(byKey(result.events)).sort(), ['accepted', 'busy', 'series#2026-03-03T09:00:00Z']);
+    assert.deepEqual(Object.keys(byKey(result.events)).sort(), ['accepted', 'busy', 'copied-by-a-client', 'series#2026-03-03T09:00:00Z', 'slotwise-appointment-1']);
+    const markers = Object.fromEntries(result.events.map((event) => [event.key, event.marker ?? null]));
+    assert.deepEqual(markers, {
+      accepted: null,
+      busy: null,
+      'copied-by-a-client': 'appointment-2',
+      'series#2026-03-03T09:00:00Z': null,
+      'slotwise-appointment-1': 'appointment-1',
+    });
   });
 
   test('sync: a weekly London series over the DST change, with an EXDATE and moved occurrences, lands on the right instants', async () => {
@@ -322,12 +332,15 @@ describe('CalDAV provider against radicale', { skip: missing ?? false }, () => {
     assert.match(stored, /^DTSTART:20260320T100000Z\r?$/m);
     assert.match(stored, /^DTEND:20260320T104500Z\r?$/m);
 
-    // Rescheduled: the same object, new times; and never read back as busy time.
+    // Rescheduled: the same object, new times; read back as busy time carrying its marker (the
+    // core, not the provider, tells its own appointments from another company's).
     const moved = { ...write, start: new Date('2026-03-21T15:00:00Z'), end: new Date('2026-03-21T16:00:00Z') };
     assert.equal(await session.putEvent(calendar, id, moved), id);
     assert.deepEqual(await radicale.listObjects(USER, calendar), ['slotwise-appt-42.ics']);
     assert.match((await radicale.getObject(USER, id))!, /^DTSTART:20260321T150000Z\r?$/m);
-    assert.deepEqual((await session.syncCalendar(calendar, null, WINDOW)).events, []);
+    assert.deepEqual((await session.syncCalendar(calendar, null, WINDOW)).events, [
+      { key: 'slotwise-appt-42', start: moved.start, end: moved.end, transparency: 'OPAQUE', eventType: null, marker: 'appt-42' },
+    ]);
 
     await session.deleteEvent(calendar, id);
     assert.equal(await radicale.getObject(USER, id), null);

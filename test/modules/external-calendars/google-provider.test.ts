@@ -221,7 +221,7 @@ describe('sync', () => {
     const quiet = await session.syncCalendar(calendar, full.cursor, WINDOW);
     assert.deepEqual(quiet, { full: false, events: [], removed: [], cursor: quiet.cursor });
     const incrementalRequest = google.requests.filter((r) => r.path.endsWith('/events')).at(-1);
-    assert.equal(incrementalRequest?.query.get('syncToken'), full.cursor);
+    assert.equal(incrementalRequest?.query.get('syncToken'), JSON.parse(full.cursor).syncToken);
     assert.equal(incrementalRequest?.query.has('timeMin'), false);
     assert.equal(incrementalRequest?.query.has('timeMax'), false);
 
@@ -243,7 +243,7 @@ describe('sync', () => {
     assert.deepEqual(later.removed, [moved]);
   });
 
-  test('free, cancelled, declined, working-location and our own events are never busy', async () => {
+  test('free, cancelled, declined and working-location events are never busy; events Slotwise wrote are, with their marker', async () => {
     const calendar = newCalendar();
     const slot = timed('2024-03-11T09:00:00+01:00', '2024-03-11T10:00:00+01:00');
     const busy = google.addEvent(calendar, { summary: 'busy', ...slot });
@@ -271,15 +271,20 @@ describe('sync', () => {
       ...slot,
       attendees: [{ email: 'other@example.com', responseStatus: 'declined' }],
     });
-    const ours = google.addEvent(calendar, { summary: 'ours', ...slot, extendedProperties: { private: { [GOOGLE_APPOINTMENT_PROPERTY]: randomUUID() } } });
+    // Written by Slotwise, by this company or another: busy, with the appointment id; free stays free.
+    const oursId = randomUUID();
+    const ours = google.addEvent(calendar, { summary: 'ours', ...slot, extendedProperties: { private: { [GOOGLE_APPOINTMENT_PROPERTY]: oursId } } });
+    const oursFree = google.addEvent(calendar, { summary: 'ours, free', transparency: 'transparent', ...slot, extendedProperties: { private: { [GOOGLE_APPOINTMENT_PROPERTY]: randomUUID() } } });
     const working = google.addEvent(calendar, { summary: 'home', eventType: 'workingLocation', transparency: 'transparent', ...slot });
     const cancelled = google.addEvent(calendar, { summary: 'cancelled', ...slot });
     google.deleteEvent(calendar, cancelled);
 
     const full = await session.syncCalendar(calendar, null, WINDOW);
-    assert.deepEqual(keys(full), [busy, tentative, accepted, ooo, othersDeclined].sort());
+    assert.deepEqual(keys(full), [busy, tentative, accepted, ooo, othersDeclined, ours].sort());
     assert.equal(busyOf(full, ooo)?.eventType, 'outOfOffice');
-    assert.deepEqual(full.removed.sort(), [free, declined, ours, working, cancelled].sort());
+    assert.equal(busyOf(full, ours)?.marker, oursId);
+    assert.equal(busyOf(full, busy)?.marker, undefined);
+    assert.deepEqual(full.removed.sort(), [free, declined, oursFree, working, cancelled].sort());
 
     // Made free, declined or cancelled later: removed in the next incremental sync.
     google.updateEvent(calendar, busy, { transparency: 'transparent' });
@@ -371,6 +376,38 @@ describe('sync', () => {
     assert.deepEqual((await session.syncCalendar(calendar, again.cursor, WINDOW)).events, []);
   });
 
+  test('a window the cursor does not cover is read in full, finding unchanged events in the days it grew into', async () => {
+    const calendar = newCalendar();
+    const day = (n: number) => new Date(Date.parse('2024-03-01T00:00:00Z') + n * 86_400_000);
+    const at = (n: number) => ({ start: { dateTime: day(n).toISOString().replace('.000Z', 'Z') }, end: { dateTime: new Date(day(n).getTime() + 3_600_000).toISOString().replace('.000Z', 'Z') } });
+    const early = google.addEvent(calendar, { summary: 'day 5', ...at(5) });
+    const middle = google.addEvent(calendar, { summary: 'day 20', ...at(20) });
+    const late = google.addEvent(calendar, { summary: 'day 40', ...at(40) });
+    const first = await session.syncCalendar(calendar, null, { from: day(0), to: day(30), zone: BERLIN });
+    assert.deepEqual(keys(first), [early, middle].sort());
+    assert.ok(first.cursor);
+    assert.deepEqual(JSON.parse(first.cursor), { syncToken: JSON.parse(first.cursor).syncToken, from: day(0).toISOString(), to: day(30).toISOString() });
+
+    // Days 15 to 45: nothing changed in Google, yet day 40 is new to the window.
+    const moved: SyncWindow = { from: day(15), to: day(45), zone: BERLIN };
+    const grown = await session.syncCalendar(calendar, first.cursor, moved);
+    assert.equal(grown.full, true);
+    assert.deepEqual(keys(grown), [middle, late].sort(), 'the day-5 event has left the window; a full result drops it');
+    assert.deepEqual(busyOf(grown, late)?.start, day(40));
+    const read = google.requests.filter((r) => r.path.endsWith('/events')).at(-1);
+    assert.equal(read?.query.has('syncToken'), false);
+    assert.equal(read?.query.get('timeMin'), moved.from.toISOString());
+    assert.equal(read?.query.get('timeMax'), moved.to.toISOString());
+
+    // A window inside the cursor's is incremental again.
+    const quiet = await session.syncCalendar(calendar, grown.cursor, { ...moved, from: day(16) });
+    assert.deepEqual({ full: quiet.full, events: quiet.events }, { full: false, events: [] });
+
+    // A cursor we cannot read (a bare sync token from before cursors carried their window) asks for a full sync.
+    await assert.rejects(session.syncCalendar(calendar, JSON.parse(grown.cursor ?? '{}').syncToken, moved), SyncCursorExpiredError);
+    await assert.rejects(session.syncCalendar(calendar, '{"syncToken":"x"}', moved), SyncCursorExpiredError);
+  });
+
   test('every page of a large calendar is read; the sync token comes with the last', async () => {
     const calendar = newCalendar();
     const start = Date.parse('2024-03-02T00:00:00Z');
@@ -452,10 +489,13 @@ describe('write-back', () => {
     assert.deepEqual(event?.start, { dateTime: '2024-03-20T12:00:00+01:00', timeZone: BERLIN });
     assert.deepEqual(event?.end, { dateTime: '2024-03-20T13:00:00+01:00', timeZone: BERLIN });
     assert.equal(event?.extendedProperties?.private?.[GOOGLE_APPOINTMENT_PROPERTY], appointmentId);
-    // Never read back as busy time.
+    // Read back as busy time carrying its marker: the core, not the provider, tells its own
+    // appointments from another company's.
     const sync = await session.syncCalendar(calendar, null, WINDOW);
-    assert.deepEqual(sync.events, []);
-    assert.deepEqual(sync.removed, [first]);
+    assert.deepEqual(sync.events, [
+      { key: first, start: new Date('2024-03-20T11:00:00Z'), end: new Date('2024-03-20T12:00:00Z'), transparency: 'opaque', eventType: 'default', marker: appointmentId },
+    ]);
+    assert.deepEqual(sync.removed, []);
   });
 
   test('putEvent with its event id moves it; deleteEvent removes it; deleting again succeeds', async () => {

@@ -279,7 +279,7 @@ describe('sync', () => {
     assert.deepEqual(third.events, []);
   });
 
-  test('free, working elsewhere, cancelled, declined and our own events are not busy', async () => {
+  test('free, working elsewhere, cancelled and declined events are not busy; events Slotwise wrote are, with their marker', async () => {
     const calendarId = standIn.addCalendar({ name: 'Kinds' });
     const at = (day: number) => [`2026-03-${day}T09:00:00`, `2026-03-${day}T10:00:00`] as const;
     const busy = standIn.addEvent(calendarId, timed('Busy', ...at(10)));
@@ -290,13 +290,23 @@ describe('sync', () => {
     standIn.addEvent(calendarId, timed('Elsewhere', ...at(17), { showAs: 'workingElsewhere' }));
     standIn.addEvent(calendarId, timed('Cancelled', ...at(18), { isCancelled: true }));
     standIn.addEvent(calendarId, timed('Declined', ...at(19), { responseStatus: { response: 'declined' } }));
-    standIn.addEvent(calendarId, timed('Ours', ...at(20), { transactionId: `slotwise-${randomUUID()}` }));
+    // Written by Slotwise, by this company or another: a transactionId with or without the
+    // suffix of a re-creation (transactionIdFor); free stays free.
+    const oursId = randomUUID();
+    const ours = standIn.addEvent(calendarId, timed('Ours', ...at(20), { transactionId: `slotwise-${oursId}` }));
+    const recreatedId = randomUUID();
+    const recreated = standIn.addEvent(calendarId, timed('Recreated', ...at(21), { transactionId: `slotwise-${recreatedId}-0123456789abcdef` }));
+    standIn.addEvent(calendarId, timed('Ours, free', ...at(23), { transactionId: `slotwise-${randomUUID()}`, showAs: 'free' }));
     standIn.addEvent(calendarId, timed('Zero', '2026-03-24T09:00:00', '2026-03-24T09:00:00'));
     const session = newSession();
 
     const full = await session.syncCalendar(calendarId, null, window2026);
     const events = byKey(full.events);
-    assert.deepEqual([...events.keys()].sort(), [busy, tentative, away, accepted].sort());
+    assert.deepEqual([...events.keys()].sort(), [busy, tentative, away, accepted, ours, recreated].sort());
+    assert.equal(events.get(busy)?.marker ?? null, null);
+    assert.equal(events.get(ours)?.marker, oursId);
+    assert.equal(events.get(recreated)?.marker, recreatedId);
+    assert.deepEqual([events.get(ours)?.start, events.get(ours)?.transparency], [new Date('2026-03-20T09:00:00Z'), 'busy']);
     assert.equal(events.get(tentative)?.transparency, 'tentative');
     assert.equal(events.get(away)?.transparency, 'oof');
 
@@ -478,7 +488,7 @@ describe('write-back', () => {
     timeZone: 'Europe/Berlin',
   };
 
-  test('putEvent twice without an event id makes one event, marked as ours, and sync never imports it', async () => {
+  test('putEvent twice without an event id makes one event, marked as ours, which sync returns with its marker', async () => {
     const calendarId = standIn.addCalendar({ name: 'Write' });
     const session = newSession();
     const first = await session.putEvent(calendarId, null, write);
@@ -497,8 +507,9 @@ describe('write-back', () => {
     const posts = standIn.requests.filter((request) => request.method === 'POST' && request.pathname === `/v1.0/me/calendars/${calendarId}/events`);
     assert.equal(posts.length, 2, 'the second create relies on the transactionId');
 
+    // The core, not the provider, tells its own appointments from another company's.
     const sync = await session.syncCalendar(calendarId, null, window2026);
-    assert.deepEqual(sync.events, []);
+    assert.deepEqual(sync.events.map((e) => [e.key, e.start, e.end, e.marker]), [[first, write.start, write.end, appointmentId]]);
   });
 
   test('a create retried after the appointment moved finds the first event and brings it up to date', async () => {

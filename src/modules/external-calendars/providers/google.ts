@@ -115,7 +115,8 @@ type Classified = { busy: true; event: BusyEvent } | { busy: false; key: string 
 /**
  * One events.list item as busy time, or as a key that is not busy: cancelled, transparent,
  * declined by the calendar's own attendee, a working-location entry (Google's counterpart of
- * Graph's `workingElsewhere`, which decisions.md leaves out), ours, or outside the window.
+ * Graph's `workingElsewhere`, which decisions.md leaves out), or outside the window. An event
+ * Slotwise wrote is busy like any other, with its `marker`: which company's it is, is for the core.
  */
 function classifyEvent(item: unknown, calendarZone: string | undefined, window: SyncWindow): Classified | null {
   const key = stringField(item, 'id');
@@ -128,8 +129,7 @@ function classifyEvent(item: unknown, calendarZone: string | undefined, window: 
   if (eventType === 'workingLocation') return notBusy;
   const attendees = fieldOf(item, 'attendees');
   if (Array.isArray(attendees) && attendees.some((a) => fieldOf(a, 'self') === true && fieldOf(a, 'responseStatus') === 'declined')) return notBusy;
-  const privateProperties = fieldOf(fieldOf(item, 'extendedProperties'), 'private');
-  if (fieldOf(privateProperties, GOOGLE_APPOINTMENT_PROPERTY) !== undefined) return notBusy;
+  const marker = stringField(fieldOf(fieldOf(item, 'extendedProperties'), 'private'), GOOGLE_APPOINTMENT_PROPERTY);
 
   const start = fieldOf(item, 'start');
   const end = fieldOf(item, 'end');
@@ -137,7 +137,9 @@ function classifyEvent(item: unknown, calendarZone: string | undefined, window: 
   if (!range) return notBusy;
   const [from, to] = range;
   if (to <= from || to <= window.from.getTime() || from >= window.to.getTime()) return notBusy;
-  return { busy: true, event: { key, start: new Date(from), end: new Date(to), transparency, eventType } };
+  const event: BusyEvent = { key, start: new Date(from), end: new Date(to), transparency, eventType };
+  if (marker) event.marker = marker;
+  return { busy: true, event };
 }
 
 /**
@@ -163,6 +165,41 @@ function eventRange(start: unknown, end: unknown, calendarZone: string | undefin
   const from = at(startTime, stringField(start, 'timeZone'));
   const to = at(endTime, stringField(end, 'timeZone'));
   return from.isValid && to.isValid ? [from.toMillis(), to.toMillis()] : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors
+
+/**
+ * Our cursor: the sync token and the window of the full read that issued it. A sync token keeps
+ * that read's timeMin/timeMax, so it never reports events in days the window has since grown
+ * into; a window the cursor does not cover is read in full instead.
+ */
+interface GoogleCursor {
+  syncToken: string;
+  from: string;
+  to: string;
+}
+
+/** A cursor we cannot read (or a bare sync token stored before cursors carried their window). */
+function readCursor(cursor: string): GoogleCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(cursor);
+  } catch {
+    parsed = null;
+  }
+  const syncToken = stringField(parsed, 'syncToken');
+  const from = stringField(parsed, 'from');
+  const to = stringField(parsed, 'to');
+  if (!syncToken || !from || !to || Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to))) {
+    throw new SyncCursorExpiredError('The Google sync cursor is unreadable; a full sync is needed');
+  }
+  return { syncToken, from, to };
+}
+
+function covers(cursor: GoogleCursor, window: SyncWindow): boolean {
+  return Date.parse(cursor.from) <= window.from.getTime() && Date.parse(cursor.to) >= window.to.getTime();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,6 +408,10 @@ function createSession(apiUrl: string, accessToken: string, deps: ProviderDeps):
     },
 
     async syncCalendar(calendarId, cursor, window): Promise<SyncResult> {
+      const stored = cursor === null ? null : readCursor(cursor);
+      const incremental = stored !== null && covers(stored, window) ? stored : null;
+      // A full read covers exactly the window asked for; the core then replaces the calendar's set.
+      const round = incremental ? { from: incremental.from, to: incremental.to } : { from: window.from.toISOString(), to: window.to.toISOString() };
       // Last state of each key wins: an event may change between pages of one walk.
       const states = new Map<string, Classified>();
       let calendarZone: string | undefined;
@@ -381,16 +422,16 @@ function createSession(apiUrl: string, accessToken: string, deps: ProviderDeps):
         url.searchParams.set('singleEvents', 'true');
         url.searchParams.set('showDeleted', 'true');
         url.searchParams.set('maxResults', String(EVENTS_PAGE_SIZE));
-        if (cursor !== null) {
+        if (incremental) {
           // Google refuses timeMin/timeMax with a syncToken: the token carries the first query.
-          url.searchParams.set('syncToken', cursor);
+          url.searchParams.set('syncToken', incremental.syncToken);
         } else {
-          url.searchParams.set('timeMin', window.from.toISOString());
-          url.searchParams.set('timeMax', window.to.toISOString());
+          url.searchParams.set('timeMin', round.from);
+          url.searchParams.set('timeMax', round.to);
         }
         if (pageToken) url.searchParams.set('pageToken', pageToken);
         const answer = await call('GET', url);
-        if (answer.response.status === 410 && cursor !== null) throw new SyncCursorExpiredError();
+        if (answer.response.status === 410 && incremental) throw new SyncCursorExpiredError();
         if (!ok(answer)) throw fail(answer);
         calendarZone ??= stringField(answer.body, 'timeZone');
         const items = fieldOf(answer.body, 'items');
@@ -409,7 +450,8 @@ function createSession(apiUrl: string, accessToken: string, deps: ProviderDeps):
         if (state.busy) events.push(state.event);
         else removed.push(state.key);
       }
-      return { full: cursor === null, events, removed, cursor: nextSyncToken ?? null };
+      const nextCursor: GoogleCursor | null = nextSyncToken ? { syncToken: nextSyncToken, ...round } : null;
+      return { full: !incremental, events, removed, cursor: nextCursor ? JSON.stringify(nextCursor) : null };
     },
 
     async putEvent(calendarId, eventId, write) {

@@ -129,15 +129,24 @@ function isBusy(component: IcalComponent, userAddress: string | null): boolean {
   return true;
 }
 
-function isOwn(components: IcalComponent[]): boolean {
-  return components.some((c) => (textValue(c, 'uid') ?? '').startsWith(OWN_UID_PREFIX) || c.hasProperty(APPOINTMENT_PROPERTY));
+/**
+ * The appointment id of an object Slotwise wrote (by any company), or null: its
+ * X-SLOTWISE-APPOINTMENT-ID, else what its UID names after `slotwise-`.
+ */
+function markerOf(uid: string, components: IcalComponent[]): string | null {
+  for (const component of components) {
+    const value = component.getFirstPropertyValue(APPOINTMENT_PROPERTY);
+    if (value !== null && value !== undefined && String(value).trim() !== '') return String(value).trim();
+  }
+  return uid.startsWith(OWN_UID_PREFIX) && uid.length > OWN_UID_PREFIX.length ? uid.slice(OWN_UID_PREFIX.length) : null;
 }
 
 /**
  * The busy occurrences of one calendar object (its text) that overlap the window. A recurring
  * event is expanded here (RRULE, RDATE, EXDATE, RECURRENCE-ID overrides); each occurrence's key
- * is the UID and its recurrence id, a single event's key is its UID. Free, cancelled, declined
- * and our own events are left out. An object ical.js cannot read throws.
+ * is the UID and its recurrence id, a single event's key is its UID. Free, cancelled and declined
+ * events are left out; events Slotwise wrote are kept, with their `marker` (the core decides
+ * whose they are). An object ical.js cannot read throws.
  */
 export function busyOccurrences(ics: string, options: OccurrenceOptions): BusyEvent[] {
   const parsed = ICAL.parse(ics) as unknown[];
@@ -152,25 +161,29 @@ export function busyOccurrences(ics: string, options: OccurrenceOptions): BusyEv
       byUid.set(uid, [...(byUid.get(uid) ?? []), vevent]);
     }
     for (const [uid, components] of byUid) {
-      if (isOwn(components)) continue;
-      const master = components.find((c) => !c.hasProperty('recurrence-id'));
-      const overrides = components.filter((c) => c.hasProperty('recurrence-id'));
-      if (!master) {
-        // Invited to single occurrences only: each is an event of its own.
-        for (const override of overrides) {
-          const event = new ICAL.Event(override);
-          pushIfBusy(found, `${uid}#${recurrenceKey(event.recurrenceId, options.fallbackZone)}`, event, event.startDate, event.endDate, options);
-        }
-        continue;
-      }
-      const event = new ICAL.Event(master, { exceptions: overrides });
-      if (!event.isRecurring()) {
-        pushIfBusy(found, uid, event, event.startDate, event.endDate, options);
-        continue;
-      }
-      expandSeries(found, uid, event, overrides, options);
+      const marker = markerOf(uid, components);
+      for (const event of occurrencesOf(uid, components, options)) found.push(marker ? { ...event, marker } : event);
     }
   }
+  return found;
+}
+
+/** The busy occurrences of the components sharing one UID. */
+function occurrencesOf(uid: string, components: IcalComponent[], options: OccurrenceOptions): BusyEvent[] {
+  const found: BusyEvent[] = [];
+  const master = components.find((c) => !c.hasProperty('recurrence-id'));
+  const overrides = components.filter((c) => c.hasProperty('recurrence-id'));
+  if (!master) {
+    // Invited to single occurrences only: each is an event of its own.
+    for (const override of overrides) {
+      const event = new ICAL.Event(override);
+      pushIfBusy(found, `${uid}#${recurrenceKey(event.recurrenceId, options.fallbackZone)}`, event, event.startDate, event.endDate, options);
+    }
+    return found;
+  }
+  const event = new ICAL.Event(master, { exceptions: overrides });
+  if (!event.isRecurring()) pushIfBusy(found, uid, event, event.startDate, event.endDate, options);
+  else expandSeries(found, uid, event, overrides, options);
   return found;
 }
 

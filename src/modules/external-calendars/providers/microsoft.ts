@@ -263,11 +263,24 @@ function spanOf(entry: unknown, fallbackZone: string): { start: Date; end: Date 
   return start && end ? { start: start.toJSDate(), end: end.toJSDate() } : null;
 }
 
-/** An event we wrote: our transactionId, or our extended property when Graph sends it. */
-function isOurs(entry: unknown): boolean {
-  if (stringField(entry, 'transactionId')?.startsWith(MICROSOFT_TRANSACTION_PREFIX)) return true;
-  const marker = MICROSOFT_MARKER_PROPERTY.toLowerCase();
-  return listField(entry, 'singleValueExtendedProperties').some((property) => stringField(property, 'id')?.toLowerCase() === marker);
+const UUID_AFTER_PREFIX = new RegExp(`^${MICROSOFT_TRANSACTION_PREFIX}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-|$)`, 'i');
+
+/**
+ * The appointment id of an event Slotwise wrote (by any company), or null: our extended
+ * property's value when Graph sends it, else the uuid of our transactionId
+ * (`slotwise-<uuid>[-suffix]`, see transactionIdFor); an id that is no uuid loses only the suffix.
+ */
+function markerOf(entry: unknown): string | null {
+  const id = MICROSOFT_MARKER_PROPERTY.toLowerCase();
+  const property = listField(entry, 'singleValueExtendedProperties').find((p) => stringField(p, 'id')?.toLowerCase() === id);
+  const value = stringField(property, 'value');
+  if (value) return value;
+  const transactionId = stringField(entry, 'transactionId');
+  if (!transactionId?.startsWith(MICROSOFT_TRANSACTION_PREFIX)) return null;
+  const uuid = UUID_AFTER_PREFIX.exec(transactionId)?.[1];
+  if (uuid) return uuid;
+  const rest = transactionId.slice(MICROSOFT_TRANSACTION_PREFIX.length).replace(/-[0-9a-f]{16}$/, '');
+  return rest === '' ? null : rest;
 }
 
 /** The busy occurrence a delta entry describes, or null when it is gone or not busy time. */
@@ -280,10 +293,13 @@ function busyOf(entry: unknown, id: string, fallbackZone: string): BusyEvent | n
   const showAs = stringField(entry, 'showAs');
   if (showAs && ['free', 'workingelsewhere'].includes(showAs.toLowerCase())) return null;
   if (stringField(fieldOf(entry, 'responseStatus'), 'response')?.toLowerCase() === 'declined') return null;
-  if (isOurs(entry)) return null;
   const span = spanOf(entry, fallbackZone);
   if (!span || span.end.getTime() <= span.start.getTime()) return null;
-  return { key: id, start: span.start, end: span.end, transparency: showAs, eventType: type };
+  // Ours or another company's: the core decides (BusyEvent.marker in ./types.ts).
+  const marker = markerOf(entry);
+  const event: BusyEvent = { key: id, start: span.start, end: span.end, transparency: showAs, eventType: type };
+  if (marker) event.marker = marker;
+  return event;
 }
 
 // ---------------------------------------------------------------------------------------------

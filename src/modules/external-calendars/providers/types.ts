@@ -67,6 +67,15 @@ export interface BusyEvent {
   transparency: string | null;
   /** The provider's event type (for example `default`, `outOfOffice`); null when it has none. */
   eventType: string | null;
+  /**
+   * The appointment id our write-back marker names (Google private extended property
+   * slotwiseAppointmentId, Graph transactionId `slotwise-<uuid>[-suffix]` or the marker extended
+   * property, iCalendar UID `slotwise-<id>` or X-SLOTWISE-APPOINTMENT-ID), for events Slotwise
+   * wrote — from any company; null/absent otherwise. The core drops only the ones that are its own:
+   * a calendar shared by two companies (or a write calendar that is another resource's busy
+   * calendar) must still block the other company's time.
+   */
+  marker?: string | null;
 }
 
 export interface SyncResult {
@@ -111,8 +120,11 @@ export interface CalendarSession {
   listCalendars(): Promise<RemoteCalendar[]>;
   /**
    * Busy occurrences of one calendar. `cursor` null: a full sync of the window. Events written by
-   * us (carrying our appointment marker) are never returned. Throws SyncCursorExpiredError when
-   * the cursor is refused (the core then calls again with null).
+   * Slotwise (carrying our appointment marker, whichever company wrote them) are returned like any
+   * other busy event, with `marker` set to the appointment id; providers do not decide ownership.
+   * A cursor whose window does not cover `window` gives a full result. Throws
+   * SyncCursorExpiredError when the cursor is refused or unreadable (the core then calls again
+   * with null).
    */
   syncCalendar(calendarId: string, cursor: string | null, window: SyncWindow): Promise<SyncResult>;
   /**

@@ -16,6 +16,8 @@ export interface SyncCounts {
   removed: number;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Rows per insert statement when a sync stores many intervals. */
 const INSERT_CHUNK = 500;
 
@@ -206,6 +208,24 @@ export function createExternalCalendarRepository(db: Db) {
         .where('companyId', '=', companyId)
         .where('id', '=', id)
         .execute();
+    },
+
+    /**
+     * Of the appointment ids our write-back markers name, those of this company that hold this
+     * resource: their events are the resource's own bookings. A marker of another company, or of
+     * another resource's booking, is somebody else's busy time.
+     */
+    async markedAppointmentsOfResource(companyId: string, resourceId: string, appointmentIds: string[]): Promise<Set<string>> {
+      const ids = [...new Set(appointmentIds.filter((id) => UUID.test(id)))];
+      if (!ids.length) return new Set();
+      const rows = await db
+        .selectFrom('appointmentResources')
+        .select('appointmentId')
+        .where('companyId', '=', companyId)
+        .where('resourceId', '=', resourceId)
+        .where('appointmentId', 'in', ids)
+        .execute();
+      return new Set(rows.map((r) => r.appointmentId));
     },
 
     /** Event ids we wrote through this connection: never read back as busy time. */

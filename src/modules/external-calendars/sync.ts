@@ -13,7 +13,7 @@ const DAY_MS = 86_400_000;
 
 export interface SyncDeps {
   db: Db;
-  repository: Pick<ExternalCalendarRepository, 'selectedCalendars' | 'ownEventIds' | 'applySync' | 'setCursor' | 'markError'>;
+  repository: Pick<ExternalCalendarRepository, 'selectedCalendars' | 'ownEventIds' | 'markedAppointmentsOfResource' | 'applySync' | 'setCursor' | 'markError'>;
   sessions: Pick<Sessions, 'run'>;
   /** The zone all-day events fall back to: the resource's. */
   resourceZone: (companyId: string, resourceId: string) => Promise<string>;
@@ -53,9 +53,13 @@ export function createCalendarSync(deps: SyncDeps) {
     try {
       for (const calendar of calendars) {
         const result = await deps.sessions.run(connection, (session) => readCalendar(session, calendar.calendarId, calendar.syncCursor, window));
-        // Events we wrote for bookings are already busy as appointments: never twice.
-        const events = result.events.filter((e) => !own.has(e.key));
-        const removed = [...result.removed, ...result.events.filter((e) => own.has(e.key)).map((e) => e.key)];
+        // Events we wrote for this resource's bookings are already busy as appointments: never
+        // twice. Marked events of another company or another resource are busy time like any other.
+        const markers = result.events.flatMap((e) => (e.marker ? [e.marker] : []));
+        const ownBookings = markers.length ? await repository.markedAppointmentsOfResource(companyId, resourceId, markers) : new Set<string>();
+        const isOwn = (e: (typeof result.events)[number]) => own.has(e.key) || (e.marker ? ownBookings.has(e.marker) : false);
+        const events = result.events.filter((e) => !isOwn(e));
+        const removed = [...result.removed, ...result.events.filter(isOwn).map((e) => e.key)];
         const counts = await transaction(deps.db, async (trx) => {
           const changed = await repository.applySync(trx, { companyId, connectionId, calendarId: calendar.calendarId, resourceId }, { full: result.full, events, removed });
           await repository.setCursor(trx, companyId, connectionId, calendar.calendarId, result.cursor);

@@ -14,7 +14,7 @@ import type { TestContext } from '../../helpers/app.js';
 import { startGoogleStandIn } from '../../helpers/google-stand-in.js';
 import type { GoogleStandIn } from '../../helpers/google-stand-in.js';
 import { create, dayAhead, slot } from '../appointments/fixtures.js';
-import { PUBLIC_BASE_URL, bearer, calendarSetup, connectWithSelection, oauthDance, runProviderStory, settle, syncNow } from './scenario.js';
+import { PUBLIC_BASE_URL, bearer, calendarSetup, connectWithSelection, externalRows, oauthDance, runProviderStory, settle, syncNow } from './scenario.js';
 import type { ProviderHarness } from './scenario.js';
 
 let google: GoogleStandIn;
@@ -309,6 +309,32 @@ async function expiring(connectionId: string): Promise<string> {
   const stored = sessions.credentialsOf(row);
   return sessions.seal({ ...stored, ...(stored.kind === 'oauth' ? { expiresAt: Date.now() - 1000 } : {}) });
 }
+
+describe('one calendar, two companies', () => {
+  test('a booking one company writes into a shared calendar is busy time for the other', async () => {
+    const first = await calendarSetup(context);
+    const second = await calendarSetup(context);
+    for (const s of [first, second]) {
+      await connectWithSelection(s, harnessFor(google));
+      const selected = await context.app.inject({
+        method: 'POST',
+        url: `/v3/resource/${s.resourceIds[0]}/externalCalendars/select`,
+        headers: s.headers,
+        payload: { calendarIds: [google.primaryCalendarId], writeCalendarId: google.primaryCalendarId },
+      });
+      assert.equal(selected.statusCode, 200, selected.body);
+    }
+    await settle(context);
+    const date = dayAhead(15);
+    const booked = await create(first, slot(date, '10:00', 60, first.zone));
+    await settle(context);
+    assert.equal((await syncNow(first)).imported, 0, 'its own booking is not busy time twice');
+    const counts = await syncNow(second);
+    assert.equal(counts.imported, 1, JSON.stringify(counts));
+    const rows = await externalRows(second, date);
+    assert.deepEqual(rows.map((r) => Date.parse(r.start_time as string)), [Date.parse(booked.startTime)]);
+  });
+});
 
 describe('tenancy', () => {
   test('another company\'s resource or connection is 404 on every route', async () => {

@@ -310,6 +310,29 @@ async function expiring(connectionId: string): Promise<string> {
   return sessions.seal({ ...stored, ...(stored.kind === 'oauth' ? { expiresAt: Date.now() - 1000 } : {}) });
 }
 
+describe('holds and bookings', () => {
+  test('exclude external busy time unless ignoreExternalEvents, chosen at hold or by the service', async () => {
+    const s = await calendarSetup(context);
+    await connectWithSelection(s, harnessFor(google));
+    const selected = await context.app.inject({ method: 'POST', url: `/v3/resource/${s.resourceIds[0]}/externalCalendars/select`, headers: s.headers, payload: { calendarIds: [google.primaryCalendarId] } });
+    assert.equal(selected.statusCode, 200, selected.body);
+    const date = dayAhead(16);
+    const start = DateTime.fromISO(`${date}T10:00`, { zone: s.zone });
+    google.addEvent(google.primaryCalendarId, { summary: 'Dentist', start: { dateTime: start.toISO()! }, end: { dateTime: start.plus({ hours: 1 }).toISO()! } });
+    // The account's calendar holds earlier tests' events too: this connection's first read takes them all.
+    assert.ok((await syncNow(s)).imported >= 1);
+    const url = `/v3/appointment?LocationId=${s.locationId}&ServiceId=${s.serviceId}`;
+    const body = { ResourceIds: [s.resourceIds[0]], CustomerId: s.customerId, ...slot(date, '10:00', 60, s.zone) };
+    const refused = await context.app.inject({ method: 'POST', url, headers: s.headers, payload: body });
+    assert.equal(refused.statusCode, 400, refused.body);
+    const heldUrl = `/v3/appointment/hold?LocationId=${s.locationId}&ServiceId=${s.serviceId}`;
+    assert.equal((await context.app.inject({ method: 'POST', url: heldUrl, headers: s.headers, payload: body })).statusCode, 400, 'a hold too');
+    const ignoring = await context.app.inject({ method: 'POST', url: heldUrl, headers: s.headers, payload: { ...body, ignoreExternalEvents: true } });
+    assert.equal(ignoring.statusCode, 201, ignoring.body);
+    assert.equal(json(ignoring).ignoreExternalEvents, true);
+  });
+});
+
 describe('one calendar, two companies', () => {
   test('a booking one company writes into a shared calendar is busy time for the other', async () => {
     const first = await calendarSetup(context);

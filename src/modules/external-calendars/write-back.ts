@@ -112,7 +112,12 @@ export function createWriteBack(deps: WriteBackDeps) {
     }
     try {
       if (write.desired === 'absent') {
-        if (write.providerEventId) await deps.sessions.run(connection, (session) => session.deleteEvent(write.calendarId, write.providerEventId!));
+        await deps.sessions.run(connection, async (session) => {
+          if (write.providerEventId) await session.deleteEvent(write.calendarId, write.providerEventId);
+          // No id recorded: a create may still have reached the provider before its answer was
+          // lost. Where the event's id follows from the appointment, that event goes too.
+          else await session.deleteAppointmentEvent?.(write.calendarId, write.eventAppointmentId);
+        });
         await repository.finishWrite(write, { providerEventId: null, done: true, lastError: null, nextAttemptAt: null });
         return;
       }

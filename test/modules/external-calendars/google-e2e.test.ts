@@ -284,6 +284,22 @@ describe('provider failures', () => {
     assert.equal(health.statusCode, 200);
   });
 
+  test('a create whose answer was lost, then a cancel: the event is still deleted', async () => {
+    const { s, connectionId } = await connectedAndSelected();
+    await settle(context);
+    const booked = await create(s, slot(dayAhead(17), '11:00', 60, s.zone));
+    await context.app.dispatcher.drain();
+    // The worker's create reached Google, and its answer was lost: no event id is recorded.
+    const connection = await connectionOf(connectionId);
+    const session = await context.app.externalCalendars.sessions.open(connection);
+    await session.putEvent(google.primaryCalendarId, null, { appointmentId: booked.id, title: 'x', description: '', start: new Date(booked.startTime), end: new Date(booked.endTime), timeZone: s.zone });
+    const cancelled = await context.app.inject({ method: 'PUT', url: `/v3/appointment/${booked.id}/cancel`, headers: s.headers });
+    assert.equal(cancelled.statusCode, 200, cancelled.body);
+    await settle(context);
+    const live = google.events(google.primaryCalendarId).filter((e) => e.extendedProperties?.private?.slotwiseAppointmentId === booked.id && e.status !== 'cancelled');
+    assert.deepEqual(live, []);
+  });
+
   test('a crash between the provider write and its record writes the event once', async () => {
     const { s, connectionId } = await connectedAndSelected();
     const booked = await create(s, slot(dayAhead(14), '11:00', 60, s.zone));

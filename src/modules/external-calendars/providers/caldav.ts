@@ -460,4 +460,9 @@ class CaldavClient implements CalendarSession {
     const url = new URL(eventId, collectionUrl(this.absolute(calendarId))).href;
     await deleteObject({ url, fetch: this.fetchFor({ what: 'deleting the event', accept: [200, 202, 204, 404, 410] }) });
   }
+
+  /** The object putEvent makes for an appointment is named after it. */
+  deleteAppointmentEvent(calendarId: string, appointmentId: string): Promise<void> {
+    return this.deleteEvent(calendarId, `${OWN_UID_PREFIX}${encodeURIComponent(appointmentId)}.ics`);
+  }
 }

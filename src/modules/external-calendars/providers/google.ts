@@ -468,5 +468,9 @@ function createSession(apiUrl: string, accessToken: string, deps: ProviderDeps):
       if (ok(answer) || answer.response.status === 404 || answer.response.status === 410) return;
       throw fail(answer);
     },
+
+    deleteAppointmentEvent(calendarId, appointmentId) {
+      return this.deleteEvent(calendarId, googleEventId(appointmentId));
+    },
   };
 }

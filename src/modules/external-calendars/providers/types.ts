@@ -136,6 +136,12 @@ export interface CalendarSession {
   putEvent(calendarId: string, eventId: string | null, write: EventWrite): Promise<string>;
   /** Deletes the event; one already gone (404, 410) counts as deleted. */
   deleteEvent(calendarId: string, eventId: string): Promise<void>;
+  /**
+   * Deletes the event putEvent makes for this appointment without knowing its id (a create that
+   * succeeded at the provider but whose answer was lost). Only where the id follows from the
+   * appointment (Google, CalDAV); absent elsewhere. One that is not there counts as deleted.
+   */
+  deleteAppointmentEvent?(calendarId: string, appointmentId: string): Promise<void>;
 }
 
 /** Google and Microsoft: OAuth 2.0 authorization code with PKCE, offline access. */

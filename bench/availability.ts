@@ -218,7 +218,8 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
     await database.db.insertInto('clientCredentials').values({ companyId: seeded.companyId, id: randomUUID(), clientId, secretHash: 'x', name: 'bench', createdByUserId: null }).execute();
     const { createTokenService } = await import('../src/platform/auth/tokens.js');
     const token = await createTokenService(secrets, config).signMachineToken({ companyId: seeded.companyId, clientId, scopes: ['read'] });
-    for (const span of SPANS) {
+    /** Times ITERATIONS[span] searches of `span` days (after one untimed). */
+    const timeSearches = async (span: number) => {
       const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
       const url = `http://127.0.0.1:${port}/v3/availability?LocationId=${data.locationId}&ServiceId=${data.serviceId}&startDate=${data.firstDate}&endDate=${endDate}`;
       const get = async () => {
@@ -227,22 +228,17 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
         await response.arrayBuffer();
       };
       await get();
-      const times = await measureAsync(ITERATIONS[span]!, get);
+      return measureAsync(ITERATIONS[span]!, get);
+    };
+    for (const span of SPANS) {
+      const times = await timeSearches(span);
       console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache ${cache ? 'on ' : 'off'}: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}  (${times.length} requests)`);
     }
     if (!cache) {
       // The same searches once every resource also has EXTERNAL_PER_RESOURCE external busy intervals.
       await seedExternal(database, seeded);
       for (const span of [7, 31]) {
-        const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
-        const url = `http://127.0.0.1:${port}/v3/availability?LocationId=${data.locationId}&ServiceId=${data.serviceId}&startDate=${data.firstDate}&endDate=${endDate}`;
-        const get = async () => {
-          const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-          if (response.status !== 200) throw new Error(`${response.status} ${await response.text()}`);
-          await response.arrayBuffer();
-        };
-        await get();
-        const times = await measureAsync(ITERATIONS[span]!, get);
+        const times = await timeSearches(span);
         console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache off, + ${EXTERNAL_PER_RESOURCE} external busy intervals per resource: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}`);
       }
       await database.db.deleteFrom('externalCalendarConnections').where('companyId', '=', seeded.companyId).execute();

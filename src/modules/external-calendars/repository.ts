@@ -319,20 +319,6 @@ export function createExternalCalendarRepository(db: Db) {
       return counts;
     },
 
-    /** A resource's imported busy time overlapping [from, to) (availability and the unavailability calendar). */
-    busyIntervals(companyId: string, resourceIds: string[], from: Date, to: Date) {
-      if (!resourceIds.length) return Promise.resolve([]);
-      return db
-        .selectFrom('externalBusyIntervals')
-        .select(['resourceId', 'startTime', 'endTime', 'transparency', 'eventType'])
-        .where('companyId', '=', companyId)
-        .where('resourceId', 'in', resourceIds)
-        .where('startTime', '<', to)
-        .where('endTime', '>', from)
-        .orderBy('startTime')
-        .execute();
-    },
-
     /** Connections of these resources that write booked appointments to a calendar. */
     writeConnections(trx: Db, companyId: string, resourceIds: string[]) {
       if (!resourceIds.length) return Promise.resolve([]);

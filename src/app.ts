@@ -46,6 +46,7 @@ import { webhooksModule } from './modules/webhooks/module.js';
 import { templatesModule } from './modules/templates/module.js';
 import { notificationsModule } from './modules/notifications/module.js';
 import { externalCalendarsModule } from './modules/external-calendars/module.js';
+import { migrationModule } from './modules/migration/module.js';
 import { createExternalCalendarEngine } from './modules/external-calendars/engine.js';
 
 /** Every capability, in the order its routes are registered (and listed in /openapi.json). */
@@ -67,6 +68,7 @@ export const MODULES: readonly AppModule[] = [
   templatesModule,
   notificationsModule,
   externalCalendarsModule,
+  migrationModule,
 ];
 
 export interface BuildAppOptions {

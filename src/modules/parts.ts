@@ -31,6 +31,7 @@ import { createTemplateRepository } from './templates/repository.js';
 import { createWebhookRepository } from './webhooks/repository.js';
 import { createNotificationRepository } from './notifications/repository.js';
 import { createExternalCalendarRepository } from './external-calendars/repository.js';
+import { createMigrationRepository } from './migration/repository.js';
 import type { ExternalCalendarEngine } from './external-calendars/engine.js';
 
 /** Every repository, built once over the application's database handle. */
@@ -52,6 +53,7 @@ export function createRepositories(db: Db) {
     webhooks: createWebhookRepository(db),
     notifications: createNotificationRepository(db),
     externalCalendars: createExternalCalendarRepository(db),
+    migration: createMigrationRepository(db),
   };
 }
 

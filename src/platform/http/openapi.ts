@@ -89,6 +89,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v3/resource/{id}/externalCalendars/select': 'selectExternalCalendars',
   'POST /v3/resource/{id}/externalCalendars/sync': 'syncExternalCalendars',
   'DELETE /v3/resource/{id}/externalCalendar/{connectionId}': 'disconnectExternalCalendar',
+  'GET /v3/mapping/ids': 'mapLegacyIds',
   'POST /v3/customer': 'createCustomer',
   'GET /v3/customers': 'listCustomers',
   'GET /v3/customer/{id}': 'getCustomer',

@@ -91,6 +91,12 @@ export function createExternalCalendarRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** The connection's sealed credentials as stored now (another instance may have refreshed them). */
+    async credentialsEnc(companyId: string, id: string): Promise<string | null> {
+      const row = await db.selectFrom('externalCalendarConnections').select('credentialsEnc').where('companyId', '=', companyId).where('id', '=', id).executeTakeFirst();
+      return row?.credentialsEnc ?? null;
+    },
+
     async setCredentials(companyId: string, id: string, credentialsEnc: string): Promise<void> {
       await db.updateTable('externalCalendarConnections').set({ credentialsEnc }).where('companyId', '=', companyId).where('id', '=', id).execute();
     },

@@ -13,7 +13,7 @@ export const REFRESH_MARGIN_MS = 5 * 60_000;
 export type StoredCredentials = ({ kind: 'oauth' } & OAuthTokens) | ({ kind: 'caldav' } & CaldavCredentials);
 
 export interface SessionDeps {
-  repository: Pick<ExternalCalendarRepository, 'setCredentials'>;
+  repository: Pick<ExternalCalendarRepository, 'setCredentials' | 'credentialsEnc'>;
   sealer: Sealer;
   providers: CalendarProviders;
   clock: () => number;
@@ -44,7 +44,17 @@ export function createSessions({ repository, sealer, providers, clock }: Session
       let tokens: OAuthTokens = credentials;
       if (options.forceRefresh || tokens.expiresAt - clock() < REFRESH_MARGIN_MS || sealer.isStale(connection.credentialsEnc!)) {
         if (!tokens.refreshToken) throw new GrantRevokedError('The provider issued no refresh token: connect the calendar again');
-        const fresh = await provider.refresh(tokens.refreshToken);
+        let fresh: OAuthTokens;
+        try {
+          fresh = await provider.refresh(tokens.refreshToken);
+        } catch (error) {
+          // Another instance may have refreshed first, with a provider that then refused the
+          // older refresh token: its stored tokens are the good ones.
+          const stored = error instanceof GrantRevokedError ? await repository.credentialsEnc(connection.companyId, connection.id) : null;
+          if (!stored || stored === connection.credentialsEnc) throw error;
+          connection.credentialsEnc = stored;
+          return api.open(connection);
+        }
         tokens = { accessToken: fresh.accessToken, refreshToken: fresh.refreshToken ?? tokens.refreshToken, expiresAt: fresh.expiresAt };
         const sealed = sealer.seal(JSON.stringify({ kind: 'oauth', ...tokens }));
         await repository.setCredentials(connection.companyId, connection.id, sealed);

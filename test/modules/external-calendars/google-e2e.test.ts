@@ -244,6 +244,24 @@ describe('provider failures', () => {
     assert.equal((await connectionOf(connectionId)).nextSyncAt, null, 'no more scheduled syncs');
   });
 
+  test('a refresh refused because another instance refreshed first uses the tokens that instance stored', async () => {
+    const { connectionId } = await connectedAndSelected();
+    const row = await connectionOf(connectionId);
+    const sessions = context.app.externalCalendars.sessions;
+    const mine = sessions.credentialsOf(row);
+    // This instance still holds the first grant's tokens, due for refresh...
+    const stale = { ...row, credentialsEnc: sessions.seal({ ...mine, ...(mine.kind === 'oauth' ? { expiresAt: Date.now() - 1000 } : {}) }) };
+    // ...while another instance stored a second grant's tokens, and the first grant is gone.
+    const other = await calendarSetup(context);
+    const { connectionId: otherId } = await connectWithSelection(other, harnessFor(google));
+    const fresh = await connectionOf(otherId);
+    await context.database.db.updateTable('externalCalendarConnections').set({ credentialsEnc: fresh.credentialsEnc }).where('id', '=', connectionId).execute();
+    google.revokeGrant(mine.kind === 'oauth' ? mine.refreshToken! : '');
+    const calendars = await sessions.run(stale, (session) => session.listCalendars());
+    assert.ok(calendars.some((c) => c.id === google.primaryCalendarId));
+    assert.equal(stale.credentialsEnc, fresh.credentialsEnc, 'the stored tokens were taken up');
+  });
+
   test('an expired sync token (410) falls back to a full sync that finds the same events', async () => {
     const { s } = await connectedAndSelected();
     const date = dayAhead(12);

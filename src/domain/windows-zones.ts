@@ -3,8 +3,8 @@ import { IANAZone } from 'luxon';
 /**
  * Windows time zone names (as Microsoft products and OnSched v1's `timezoneId` write them) to IANA:
  * the common entries of CLDR's windowsZones table (territory "001"), not all of it.
- * src/modules/external-calendars/providers/microsoft.ts keeps the same table for Outlook; a test
- * (test/domain/migration/convert.test.ts) checks the two agree until that module reads this one.
+ * The one table: the v1 importer (domain/migration) and the Outlook provider
+ * (modules/external-calendars/providers/microsoft.ts) both read it.
  */
 const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
   'Dateline Standard Time': 'Etc/GMT+12',
@@ -97,6 +97,13 @@ const BY_LOWER_NAME: ReadonlyMap<string, string> = new Map(Object.entries(WINDOW
 
 /** Every Windows name the table knows. */
 export const WINDOWS_ZONE_NAMES: readonly string[] = Object.keys(WINDOWS_TO_IANA);
+
+const BY_IANA: ReadonlyMap<string, string> = new Map(Object.entries(WINDOWS_TO_IANA).map(([windows, iana]) => [iana, windows]));
+
+/** The Windows name of an IANA zone, or null when the table has none (Graph writes accept every Windows name but only some IANA names). */
+export function ianaToWindows(iana: string): string | null {
+  return BY_IANA.get(iana) ?? null;
+}
 
 /** The IANA zone of a Windows zone name (any case), or null when the table does not know it. */
 export function windowsToIana(name: string): string | null {

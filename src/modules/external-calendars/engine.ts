@@ -23,7 +23,7 @@ export interface EngineDeps {
   db: Db;
   config: AppConfig;
   secrets: Secrets;
-  repositories: Pick<Repositories, 'externalCalendars' | 'templates' | 'notifications'>;
+  repositories: Pick<Repositories, 'externalCalendars' | 'templates' | 'notifications' | 'resources'>;
   touch: (companyId: string, what: { resources: string[] }) => Promise<void> | void;
   log: FastifyBaseLogger;
   /** Tests replace the provider clients' configuration, never the clients. */
@@ -46,10 +46,7 @@ export function createExternalCalendarEngine(deps: EngineDeps) {
     db,
     repository,
     sessions,
-    resourceZone: async (companyId, resourceId) => {
-      const row = await db.selectFrom('resources').select('timezoneName').where('companyId', '=', companyId).where('id', '=', resourceId).executeTakeFirst();
-      return row?.timezoneName ?? 'UTC';
-    },
+    resourceZone: async (companyId, resourceId) => (await repositories.resources.byId(companyId, resourceId))?.timezoneName ?? 'UTC',
     touchResource,
     horizonDays: settings.horizonDays,
     clock,

@@ -228,7 +228,9 @@ export function createExternalCalendarService(deps: ExternalCalendarDeps) {
       const provider = deps.providers.oauth[connection.provider];
       let tokens;
       try {
-        tokens = await provider.exchangeCode({ code: query.code, codeVerifier: deps.sessions.openText(connection.codeVerifierEnc!), redirectUri: callbackUrl(requestOrigin) });
+        // Opening the verifier is inside the try too: a value sealed by a key this instance no
+        // longer has sends the browser back with an error, never a 500.
+        tokens = await provider.exchangeCode({ code: query.code, codeVerifier: deps.sessions.openText(connection.codeVerifierEnc ?? ''), redirectUri: callbackUrl(requestOrigin) });
       } catch (error) {
         await repository.markError(connection.companyId, connection.id, `Authorization failed: ${errorMessage(error)}`);
         return back({ status: 'error', error: errorMessage(error).slice(0, 200) });

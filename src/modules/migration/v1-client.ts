@@ -12,6 +12,7 @@
  */
 import type { OutboundFetch } from '../../platform/outbound/fetch.js';
 import { OutboundRefusedError } from '../../platform/outbound/fetch.js';
+import { parseRetryAfter } from '../../platform/outbound/retry-after.js';
 
 /** A v1 record as the v1 API answers it; typed reading is the importer's business. */
 export type V1Record = Record<string, unknown>;
@@ -108,15 +109,6 @@ const TOKEN_MARGIN_MS = 60_000;
 const MAX_PAGES = 100_000;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Milliseconds to wait from a Retry-After value (delay-seconds or an HTTP-date), or null. */
-export function parseRetryAfter(value: string | null, now: number): number | null {
-  if (value === null) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
 
 /** The wait before attempt `failures + 1`: 500 ms, 1 s, 2 s, … up to 10 s. */
 export function backoffMs(failures: number): number {

@@ -24,6 +24,7 @@ import type { OutboundFetch } from '../../../platform/outbound/fetch.js';
 import { errorCode, errorMessage, fieldOf, isRecord } from '../../../platform/values.js';
 import { appointmentObject, busyOccurrences, calendarTimezone, isIanaZone, OWN_UID_PREFIX } from './icalendar.js';
 import { GrantRevokedError, ProviderError, SyncCursorExpiredError } from './types.js';
+import { parseRetryAfter } from '../../../platform/outbound/retry-after.js';
 import type {
   BusyEvent,
   CaldavCalendarProvider,
@@ -50,13 +51,6 @@ interface CallOptions {
   sync?: boolean;
 }
 
-function retryAfterMs(header: string | null): number | null {
-  if (!header) return null;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
 
 /** The first element inside a DAV:error body (a precondition such as need-privileges), or null. */
 function preconditionOf(body: string): string | null {
@@ -93,7 +87,7 @@ async function failure(response: Response, options: CallOptions): Promise<Error>
     return new GrantRevokedError(REFUSED);
   }
   const message = `The CalDAV server answered ${status} while ${options.what}`;
-  if (status === 429 || status >= 500) return new ProviderError(message, status, retryAfterMs(response.headers.get('retry-after')));
+  if (status === 429 || status >= 500) return new ProviderError(message, status, parseRetryAfter(response.headers.get('retry-after')));
   return new ProviderError(message, status);
 }
 
@@ -442,14 +436,11 @@ class CaldavClient implements CalendarSession {
     const own = new URL(`${OWN_UID_PREFIX}${encodeURIComponent(write.appointmentId)}.ics`, calendar).href;
     const given = eventId === null ? null : this.absolute(eventId);
     const target = given && given.startsWith(calendar) ? given : own;
-    // An object keeps its UID for life (servers answer 409 to a PUT that changes it): when a
-    // rescheduled appointment takes over its predecessor's object, the UID stays the one the
-    // object was made with, which the object's name carries.
-    const name = decodeURIComponent(new URL(target).pathname.split('/').pop() ?? '').replace(/\.ics$/, '');
-    const uidOwner = name.startsWith(OWN_UID_PREFIX) ? name.slice(OWN_UID_PREFIX.length) : write.appointmentId;
+    // An object keeps its UID for life (servers answer 409 to a PUT that changes it); the core
+    // keys a rescheduled appointment's event on the chain's first appointment, so it never does.
     await createObject({
       url: target,
-      data: appointmentObject({ ...write, appointmentId: uidOwner }),
+      data: appointmentObject(write),
       headers: { 'content-type': 'text/calendar; charset=utf-8' },
       fetch: this.fetchFor({ what: 'writing the event', accept: [200, 201, 204] }),
     });

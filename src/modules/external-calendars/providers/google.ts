@@ -9,6 +9,7 @@ import { DateTime } from 'luxon';
 import * as oauth from 'oauth4webapi';
 import { errorMessage, fieldOf, isRecord } from '../../../platform/values.js';
 import { GrantRevokedError, ProviderError, SyncCursorExpiredError } from './types.js';
+import { parseRetryAfter } from '../../../platform/outbound/retry-after.js';
 import type {
   BusyEvent,
   CalendarSession,
@@ -50,15 +51,6 @@ export function googleEventId(appointmentId: string): string {
   const compact = appointmentId.toLowerCase().replace(/-/g, '');
   const hex = /^[0-9a-f]{32}$/.test(compact) ? compact : createHash('sha256').update(appointmentId).digest('hex');
   return `slot${hex}`;
-}
-
-/** Milliseconds to wait from a Retry-After value (delay-seconds or an HTTP-date), or null. */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
-  if (value === null) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = DateTime.fromHTTP(trimmed);
-  return date.isValid ? Math.max(0, date.toMillis() - now) : null;
 }
 
 /** The ProviderError for an answer we cannot use; Retry-After is read whenever it is sent. */

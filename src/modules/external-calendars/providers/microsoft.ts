@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DateTime, IANAZone } from 'luxon';
+import { ianaToWindows, windowsToIana } from '../../../domain/windows-zones.js';
 import * as oauth from 'oauth4webapi';
 import { errorMessage, fieldOf } from '../../../platform/values.js';
 import type {
@@ -25,6 +26,7 @@ import type {
   SyncWindow,
 } from './types.js';
 import { GrantRevokedError, ProviderError, SyncCursorExpiredError } from './types.js';
+import { parseRetryAfter } from '../../../platform/outbound/retry-after.js';
 
 /** offline_access: a refresh token is issued. Calendars.ReadWrite: read busy time, write appointments. */
 export const MICROSOFT_SCOPE = 'offline_access Calendars.ReadWrite';
@@ -49,116 +51,12 @@ const GRANT_GONE_ERRORS = new Set(['invalid_grant', 'interaction_required', 'con
 // ---------------------------------------------------------------------------------------------
 // Time zones
 
-/**
- * Windows zone names (as Outlook stores them) to IANA: the common entries of CLDR's windowsZones
- * table (territory "001"), not all of it. A name missing here is read as unknown: an all-day
- * event then falls back as `allDayZone` says, and a write in such a zone goes out in UTC.
- */
-const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
-  'Dateline Standard Time': 'Etc/GMT+12',
-  'UTC-11': 'Etc/GMT+11',
-  'Hawaiian Standard Time': 'Pacific/Honolulu',
-  'Alaskan Standard Time': 'America/Anchorage',
-  'Pacific Standard Time (Mexico)': 'America/Tijuana',
-  'Pacific Standard Time': 'America/Los_Angeles',
-  'US Mountain Standard Time': 'America/Phoenix',
-  'Mountain Standard Time (Mexico)': 'America/Mazatlan',
-  'Mountain Standard Time': 'America/Denver',
-  'Central America Standard Time': 'America/Guatemala',
-  'Central Standard Time': 'America/Chicago',
-  'Central Standard Time (Mexico)': 'America/Mexico_City',
-  'Canada Central Standard Time': 'America/Regina',
-  'SA Pacific Standard Time': 'America/Bogota',
-  'Eastern Standard Time': 'America/New_York',
-  'Eastern Standard Time (Mexico)': 'America/Cancun',
-  'US Eastern Standard Time': 'America/Indiana/Indianapolis',
-  'Cuba Standard Time': 'America/Havana',
-  'Venezuela Standard Time': 'America/Caracas',
-  'Paraguay Standard Time': 'America/Asuncion',
-  'Atlantic Standard Time': 'America/Halifax',
-  'SA Western Standard Time': 'America/La_Paz',
-  'Pacific SA Standard Time': 'America/Santiago',
-  'Newfoundland Standard Time': 'America/St_Johns',
-  'E. South America Standard Time': 'America/Sao_Paulo',
-  'Argentina Standard Time': 'America/Argentina/Buenos_Aires',
-  'SA Eastern Standard Time': 'America/Cayenne',
-  'Montevideo Standard Time': 'America/Montevideo',
-  'Greenland Standard Time': 'America/Nuuk',
-  'UTC-02': 'Etc/GMT+2',
-  'Azores Standard Time': 'Atlantic/Azores',
-  'Cape Verde Standard Time': 'Atlantic/Cape_Verde',
-  'UTC': 'UTC',
-  'GMT Standard Time': 'Europe/London',
-  'Greenwich Standard Time': 'Atlantic/Reykjavik',
-  'Morocco Standard Time': 'Africa/Casablanca',
-  'W. Europe Standard Time': 'Europe/Berlin',
-  'Central Europe Standard Time': 'Europe/Budapest',
-  'Romance Standard Time': 'Europe/Paris',
-  'Central European Standard Time': 'Europe/Warsaw',
-  'W. Central Africa Standard Time': 'Africa/Lagos',
-  'GTB Standard Time': 'Europe/Bucharest',
-  'FLE Standard Time': 'Europe/Kiev',
-  'E. Europe Standard Time': 'Europe/Chisinau',
-  'Egypt Standard Time': 'Africa/Cairo',
-  'South Africa Standard Time': 'Africa/Johannesburg',
-  'Israel Standard Time': 'Asia/Jerusalem',
-  'Jordan Standard Time': 'Asia/Amman',
-  'Middle East Standard Time': 'Asia/Beirut',
-  'Turkey Standard Time': 'Europe/Istanbul',
-  'Arabic Standard Time': 'Asia/Baghdad',
-  'Arab Standard Time': 'Asia/Riyadh',
-  'Russian Standard Time': 'Europe/Moscow',
-  'E. Africa Standard Time': 'Africa/Nairobi',
-  'Iran Standard Time': 'Asia/Tehran',
-  'Arabian Standard Time': 'Asia/Dubai',
-  'Caucasus Standard Time': 'Asia/Yerevan',
-  'Georgian Standard Time': 'Asia/Tbilisi',
-  'Afghanistan Standard Time': 'Asia/Kabul',
-  'Ekaterinburg Standard Time': 'Asia/Yekaterinburg',
-  'Pakistan Standard Time': 'Asia/Karachi',
-  'India Standard Time': 'Asia/Kolkata',
-  'Sri Lanka Standard Time': 'Asia/Colombo',
-  'Nepal Standard Time': 'Asia/Kathmandu',
-  'Bangladesh Standard Time': 'Asia/Dhaka',
-  'Myanmar Standard Time': 'Asia/Yangon',
-  'SE Asia Standard Time': 'Asia/Bangkok',
-  'N. Central Asia Standard Time': 'Asia/Novosibirsk',
-  'North Asia Standard Time': 'Asia/Krasnoyarsk',
-  'China Standard Time': 'Asia/Shanghai',
-  'Singapore Standard Time': 'Asia/Singapore',
-  'Taipei Standard Time': 'Asia/Taipei',
-  'W. Australia Standard Time': 'Australia/Perth',
-  'Tokyo Standard Time': 'Asia/Tokyo',
-  'Korea Standard Time': 'Asia/Seoul',
-  'Cen. Australia Standard Time': 'Australia/Adelaide',
-  'AUS Central Standard Time': 'Australia/Darwin',
-  'E. Australia Standard Time': 'Australia/Brisbane',
-  'AUS Eastern Standard Time': 'Australia/Sydney',
-  'Tasmania Standard Time': 'Australia/Hobart',
-  'West Pacific Standard Time': 'Pacific/Port_Moresby',
-  'New Zealand Standard Time': 'Pacific/Auckland',
-  'Fiji Standard Time': 'Pacific/Fiji',
-  'Tonga Standard Time': 'Pacific/Tongatapu',
-};
-
-/** Every Windows name the map knows (for tests). */
-export const MICROSOFT_WINDOWS_ZONES: readonly string[] = Object.keys(WINDOWS_TO_IANA);
-
-const WINDOWS_BY_LOWER_NAME: ReadonlyMap<string, string> = new Map(
-  Object.entries(WINDOWS_TO_IANA).map(([windows, iana]) => [windows.toLowerCase(), iana]),
-);
-
-/** IANA to Windows, for writing: Graph's create and update accept every Windows name but only some IANA names. */
-const WINDOWS_BY_IANA: ReadonlyMap<string, string> = new Map(
-  Object.entries(WINDOWS_TO_IANA).map(([windows, iana]) => [iana, windows]),
-);
-
 /** The IANA zone of a Graph time zone name, or null when it names none we can place (custom zones, unknown names). */
 export function ianaZoneOf(name: unknown): string | null {
   if (typeof name !== 'string' || name.trim() === '') return null;
   const trimmed = name.trim();
   if (trimmed.toLowerCase() === 'tzone://microsoft/utc') return 'UTC';
-  const mapped = WINDOWS_BY_LOWER_NAME.get(trimmed.toLowerCase());
+  const mapped = windowsToIana(trimmed);
   if (mapped) return mapped;
   return IANAZone.isValidZone(trimmed) ? trimmed : null;
 }
@@ -181,15 +79,6 @@ function firstLine(text: string): string {
   return text.split(/\r?\n/, 1)[0]!.trim();
 }
 
-/** Retry-After as milliseconds: seconds, or an HTTP date. */
-function retryAfterMs(headers: Headers): number | null {
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return null;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
-
 // ---------------------------------------------------------------------------------------------
 // OAuth (Microsoft identity platform v2)
 
@@ -200,10 +89,10 @@ function tokenFailure(error: unknown, answered: Response | null): Error {
     // invalid_grant covers AADSTS70000 (revoked), 700082 (expired by inactivity), 50173 (password
     // changed), 54005 (code already redeemed), 501481 (PKCE verifier mismatch): connect again.
     if (GRANT_GONE_ERRORS.has(error.error)) return new GrantRevokedError(`Microsoft refused the grant (${error.error}${detail})`);
-    return new ProviderError(`Microsoft token endpoint answered ${error.status} ${error.error}${detail}`, error.status, retryAfterMs(error.response.headers));
+    return new ProviderError(`Microsoft token endpoint answered ${error.status} ${error.error}${detail}`, error.status, parseRetryAfter(error.response.headers.get('retry-after')));
   }
   if (answered) {
-    return new ProviderError(`Microsoft token endpoint answered ${answered.status} (${errorMessage(error)})`, answered.status, retryAfterMs(answered.headers));
+    return new ProviderError(`Microsoft token endpoint answered ${answered.status} (${errorMessage(error)})`, answered.status, parseRetryAfter(answered.headers.get('retry-after')));
   }
   return new ProviderError(`Microsoft token endpoint could not be reached: ${errorMessage(error)}`, null);
 }
@@ -368,7 +257,7 @@ function transactionIdFor(appointmentId: string, replacing: string | null): stri
  * wall time is ambiguous (a repeated hour when clocks go back).
  */
 function boundary(instant: Date, zone: string): { dateTime: string; timeZone: string } {
-  const windowsName = WINDOWS_BY_IANA.get(zone);
+  const windowsName = ianaToWindows(zone);
   if (windowsName) {
     const local = DateTime.fromJSDate(instant, { zone });
     if (local.getPossibleOffsets().length === 1) return { dateTime: local.toFormat("yyyy-MM-dd'T'HH:mm:ss"), timeZone: windowsName };
@@ -471,7 +360,7 @@ export function createMicrosoftProvider(config: OAuthClientConfig, deps: Provide
       return new ProviderError(
         `Microsoft Graph answered ${response.status} ${code}${message ? `: ${firstLine(message)}` : ''}`,
         response.status,
-        retryAfterMs(response.headers),
+        parseRetryAfter(response.headers.get('retry-after')),
       );
     }
 

@@ -110,6 +110,14 @@ async function main() {
       })
     : undefined;
   app.externalCalendars.onKick(() => calendarWorker?.kick());
+  // v1 import jobs whose instance stopped (crash, deploy) are resumed by whichever instance looks first.
+  const migrationWorker = config.worker.enabled
+    ? startOutboxWorker({
+        pollMs: config.migration.pollMs,
+        pass: async () => ({ reminders: 0, events: await app.migration.resumeStale() }),
+        onError: (error) => app.log.error({ err: error }, 'migration job pass failed'),
+      })
+    : undefined;
 
   // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
   // database. A second signal, or the grace period running out, ends the process at once.
@@ -128,6 +136,7 @@ async function main() {
       // The pass in flight finishes first: a delivery is never cut in half.
       await worker?.stop();
       await calendarWorker?.stop();
+      await migrationWorker?.stop();
       await app.close();
       await metricsServer?.close();
       // A handler whose client went away is not waited for by close(): let the connections it

@@ -67,6 +67,8 @@ export interface AppConfig {
   rateLimits: RateLimitConfig;
   /** External calendars (decisions.md "External calendars"; docs/api.md). */
   externalCalendars: ExternalCalendarConfig;
+  /** The v1 importer (docs/migration.md). */
+  migration: MigrationConfig;
   /** Security settings (docs/security.md). */
   security: SecurityConfig;
 }
@@ -95,6 +97,21 @@ export interface ExternalCalendarConfig {
   allowLoopbackHttp: boolean;
   /** Older CREDENTIAL_ENCRYPTION_SECRET values that still open stored credentials (rotation). */
   previousEncryptionSecrets: string[];
+}
+
+export interface MigrationConfig {
+  /** Runs with more records than this answer 202 with a job (smaller ones answer at once unless Prefer: respond-async). */
+  syncRecordLimit: number;
+  /** An instance renews its claim on a running job this often (a third of it); past it another instance resumes the job. */
+  leaseSeconds: number;
+  /** How often the worker looks for jobs whose instance stopped. */
+  pollMs: number;
+  /** Largest body of POST /v3/migration/sync (an export document). */
+  bodyLimitBytes: number;
+  /** Deadline of one call to a v1 source. */
+  timeoutMs: number;
+  /** Only with NODE_ENV=test: a v1 source on http://127.0.0.1 (the local stand-in). */
+  allowLoopbackHttp: boolean;
 }
 
 export interface SecurityConfig {
@@ -365,6 +382,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       horizonDays: readInt(env, 'EXTERNAL_CALENDAR_HORIZON_DAYS', 365, 1, 1095),
       allowLoopbackHttp: nodeEnv === 'test',
       previousEncryptionSecrets: (env.CREDENTIAL_ENCRYPTION_PREVIOUS_SECRETS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    },
+    migration: {
+      syncRecordLimit: readInt(env, 'MIGRATION_SYNC_RECORD_LIMIT', 2000, 0, 1_000_000),
+      leaseSeconds: readInt(env, 'MIGRATION_LEASE_SECONDS', 60, 1, 3600),
+      pollMs: readInt(env, 'MIGRATION_POLL_MS', 10_000, 50, 600_000),
+      bodyLimitBytes: readInt(env, 'MIGRATION_BODY_LIMIT_BYTES', 268_435_456, 1024, 1_073_741_824),
+      timeoutMs: readInt(env, 'MIGRATION_SOURCE_TIMEOUT_MS', 30_000, 100, 300_000),
+      allowLoopbackHttp: nodeEnv === 'test',
     },
     security: {
       trustProxy: readTrustProxy(env),

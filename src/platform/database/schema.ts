@@ -274,7 +274,7 @@ export interface AppointmentsTable extends CustomFields {
   rescheduledFromId: string | null;
   rescheduledToId: string | null;
   legacyId: string | null;
-  createdVia: Generated<'api' | 'public'>;
+  createdVia: Generated<'api' | 'public' | 'migration'>;
   customerUnconfirmed: Generated<boolean>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -452,6 +452,31 @@ export interface ExternalEventWritesTable {
   updatedAt: Generated<Date>;
 }
 
+/** One run of the v1 importer (migrations/0011_migration_jobs.sql). */
+export interface MigrationJobsTable {
+  companyId: string;
+  id: string;
+  status: 'running' | 'succeeded' | 'failed';
+  dryRun: boolean;
+  sourceType: 'api' | 'export';
+  requestedBy: string | null;
+  progress: ColumnType<unknown, string | undefined, string>;
+  report: Json<unknown>;
+  error: string | null;
+  attempts: Generated<number>;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  createdAt: Generated<Date>;
+  updatedAt: Generated<Date>;
+  finishedAt: Date | null;
+}
+
+export interface MigrationJobSourcesTable {
+  companyId: string;
+  jobId: string;
+  source: ColumnType<unknown, string, string>;
+}
+
 export interface Database {
   blocks: BlocksTable;
   recurringBlocks: RecurringBlocksTable;
@@ -486,4 +511,6 @@ export interface Database {
   externalCalendars: ExternalCalendarsTable;
   externalBusyIntervals: ExternalBusyIntervalsTable;
   externalEventWrites: ExternalEventWritesTable;
+  migrationJobs: MigrationJobsTable;
+  migrationJobSources: MigrationJobSourcesTable;
 }

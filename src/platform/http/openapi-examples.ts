@@ -99,6 +99,17 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   connectExternalCalendar: { provider: 'google', redirectUrl: 'https://book.acme-dental.example/calendar-connected', useOnSchedCalendarSelection: true },
   createCalendarSelectionSession: { code: 'csc_Zx81Qm0pT4vR7yN2kL5sB9dW' },
   selectExternalCalendars: { calendarIds: ['ann.lee@acme-dental.example', 'holidays@group.calendar.example'], writeCalendarId: 'ann.lee@acme-dental.example' },
+  migrateFromV1: {
+    source: {
+      type: 'export',
+      data: {
+        locations: [{ id: '12', name: 'Downtown Studio', timezoneIana: 'America/New_York', businessHours: { mon: { startTime: 900, endTime: 1900, isOpen: true, is24Hours: false } }, services: [] }],
+        services: [{ id: '301', locationId: '12', type: '1', name: 'Personal Training', duration: 60, maxCapacity: 1, roundRobin: 2 }],
+        resources: [{ id: '1502', locationId: '12', name: 'Ben Carter', email: 'ben@studio.example', timezoneIana: 'America/New_York', services: [] }],
+      },
+    },
+    dryRun: true,
+  },
   saveTemplate: { type: 'APPOINTMENT_BOOKED', recipientType: 'CUSTOMER', channel: 'EMAIL', subject: 'See you on {{appointment.date}}', body: 'Hello {{customer.firstName}}, your {{service.name}} is booked for {{appointment.startTime}}.' },
 };
 

@@ -90,6 +90,8 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v3/resource/{id}/externalCalendars/sync': 'syncExternalCalendars',
   'DELETE /v3/resource/{id}/externalCalendar/{connectionId}': 'disconnectExternalCalendar',
   'GET /v3/mapping/ids': 'mapLegacyIds',
+  'POST /v3/migration/sync': 'migrateFromV1',
+  'GET /v3/migration/jobs/{id}': 'getMigrationJob',
   'POST /v3/customer': 'createCustomer',
   'GET /v3/customers': 'listCustomers',
   'GET /v3/customer/{id}': 'getCustomer',

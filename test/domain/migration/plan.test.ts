@@ -8,7 +8,7 @@ import type { V1Export } from '../../../src/domain/migration/v1.js';
 import { V1_EXAMPLE_EXPORT } from '../../helpers/v1-stand-in.js';
 
 const NOW = Date.parse('2026-11-24T12:00:00Z');
-const example = (): V1Export => structuredClone(V1_EXAMPLE_EXPORT) as V1Export;
+const example = (): V1Export => structuredClone(V1_EXAMPLE_EXPORT) as unknown as V1Export;
 
 test('the §6 example plans every record, with the references resolved', () => {
   const plan = planMigration(example(), { now: NOW });

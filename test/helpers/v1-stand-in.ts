@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { freePort } from './ports.js';
 
 // A local stand-in of the OnSched API v1 (shared/spec/v1-source.md §1–§3) on 127.0.0.1 and a free
-// port: the identity server's POST /connect/token (client credentials, form) and the GET list and
-// single endpoints of the setup interface with the v1 list envelope and offset/limit paging.
+// port: the identity server's POST /connect/token (client credentials, form), the GET list and
+// single endpoints of the setup interface, and the consumer interface's customers and appointments
+// (source C of v1-source.md §0), with the v1 list envelope and offset/limit paging.
 // Seeded from an export-shaped document (default: the example export of v1-source.md §6). Tests
 // inject failures (status, Retry-After), rows that are not objects, and revoke tokens.
 
@@ -52,7 +53,7 @@ export interface V1StandInOptions {
 }
 
 export interface V1StandIn {
-  /** The API base (paths carry /setup/v1/...), and the token endpoint. */
+  /** The API base (paths carry /setup/v1/... and /consumer/v1/...), and the token endpoint. */
   baseUrl: string;
   tokenUrl: string;
   clientId: string;
@@ -248,6 +249,26 @@ export async function startV1StandIn(options: V1StandInOptions = {}): Promise<V1
   }
 
   const locationOf = (query: URLSearchParams) => query.get('locationId') || primaryLocationId();
+  /** A customer of no location (no locationId or businessId) is a company customer: every location lists it. */
+  const customerAt = (location: string) => (row: unknown) => {
+    if (!isObject(row)) return true;
+    const own = row.locationId ?? row.businessId;
+    return own === undefined || own === null || own === '' || String(own) === location;
+  };
+  /** The date part of an appointment's start (YYYY-MM-DD), as the consumer list filters it. */
+  const startDay = (row: Record<string, unknown>) => String(row.startDateTime ?? row.appointmentStartDateTime ?? '').slice(0, 10);
+  /**
+   * GET /consumer/v1/appointments: company-wide without locationId; startDate/endDate (YYYY-MM-DD)
+   * bound the start's date, both ends included; status is one code.
+   */
+  const appointmentsFor = (query: URLSearchParams) => (row: unknown) => {
+    if (!isObject(row)) return true;
+    const location = query.get('locationId');
+    const from = query.get('startDate')?.slice(0, 10);
+    const to = query.get('endDate')?.slice(0, 10);
+    const status = query.get('status');
+    return (!location || String(row.locationId) === location) && (!from || startDay(row) >= from) && (!to || startDay(row) <= to) && (!status || String(row.status).toUpperCase() === status.toUpperCase());
+  };
   const notDeleted = (query: URLSearchParams) => (row: unknown) => query.get('deleted') === 'true' || !isObject(row) || row.deletedStatus !== true;
 
   /** GET routes of v1-source.md §3; longer fixed segments first (services/allocations/{id} before services/{id}). */
@@ -289,6 +310,16 @@ export async function startV1StandIn(options: V1StandInOptions = {}): Promise<V1
       return page(p, q, data.resourceBlocks.filter((row) => fieldIs(row, 'resourceId', id!)));
     }],
     [/^\/setup\/v1\/resources\/([^/]+)$/, ([, id]) => single(data.resources, id!, 'resource')],
+    [/^\/consumer\/v1\/customers$/, (_m, q, p) => page(p, q, data.customers.filter((row) => customerAt(locationOf(q))(row) && notDeleted(q)(row)))],
+    [/^\/consumer\/v1\/customers\/([^/]+)$/, ([, id]) => single(data.customers, id!, 'customer')],
+    [/^\/consumer\/v1\/appointments$/, (_m, q, p) => {
+      for (const name of ['startDate', 'endDate']) {
+        const value = q.get(name);
+        if (value && !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new V1Failure(400, 'DATE-100', `${name} is not YYYY-MM-DD`);
+      }
+      return page(p, q, data.appointments.filter(appointmentsFor(q)));
+    }],
+    [/^\/consumer\/v1\/appointments\/([^/]+)$/, ([, id]) => single(data.appointments, id!, 'appointment')],
   ];
 
   function token(form: URLSearchParams, authorization: string | null) {

@@ -5,8 +5,9 @@
  *
  * - Idempotent on legacyId: a v1 id the company already has is skipped, so a second run, or one
  *   resumed after a crash, creates only what is missing.
- * - A batch that fails is written again one record per transaction, so one bad record fails alone
- *   (reported with its kind, v1 id and the reason) and the others land.
+ * - A batch the database refuses is written again one record per transaction, so one bad record
+ *   fails alone (reported with its kind, v1 id and the reason) and the others land. Any other error
+ *   ends the run (isRecordRefusal).
  * - `checkpoint` runs inside every write transaction with the progress as it will be once that
  *   transaction commits: the job's counts of what landed are exact whatever happens next.
  * - A dry run takes the same path without writing: the report says what a run would do.
@@ -62,7 +63,11 @@ export interface ImportOptions {
   createdBefore?: Partial<KindCounts>;
   /** Checked between transactions: the run stops there (the instance is shutting down). */
   signal?: AbortSignal;
-  /** Tests only: runs inside each write transaction after its inserts (a throw fails it). */
+  /**
+   * Tests only: runs inside each write transaction after its inserts. A throw with a database
+   * refusal code (isRecordRefusal) fails the transaction's records; any other throw ends the run
+   * as a crash would.
+   */
   fault?: (kind: MigrationKind, trx: Db) => Promise<void>;
 }
 
@@ -72,6 +77,17 @@ export class MigrationInterrupted extends Error {
     super('the migration run was interrupted');
     this.name = 'MigrationInterrupted';
   }
+}
+
+/**
+ * Whether an error is the database refusing the records of one transaction (SQLSTATE class 22 data
+ * exception, 23 integrity constraint violation, 54 a value too large for an index or row): those
+ * records fail and the run goes on. Anything else (the connection lost, a lost lease, a shutdown,
+ * a bug) ends the run: what committed stays, and the job is resumed (jobs.ts), instead of every
+ * record that follows being reported failed for a reason that is not theirs.
+ */
+export function isRecordRefusal(error: unknown): boolean {
+  return /^(22|23|54)[0-9A-Z]{3}$/.test(errorCode(error) ?? '');
 }
 
 /** A database refusal in words an operator can act on. */
@@ -162,7 +178,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
         await write(kind, created(items), { [kind]: items.length }, (trx) => insert(trx, items));
         return;
       } catch (error) {
-        if (error instanceof MigrationInterrupted) throw error;
+        if (!isRecordRefusal(error)) throw error;
         if (items.length === 1) return fail(kind, legacyIdOf(items[0]!), refusal(error));
       }
       for (const item of items) await writeBatch(kind, [item], legacyIdOf, created, insert);
@@ -191,7 +207,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
         ids.locations.set(legacyId, id);
         touched.locations.add(id);
       } catch (error) {
-        if (error instanceof MigrationInterrupted) throw error;
+        if (!isRecordRefusal(error)) throw error;
         fail('locations', legacyId, refusal(error));
       }
     }
@@ -215,7 +231,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
         ids.services.set(legacyId, { id, padding: fields.padding ?? 0 });
         touched.services.add(id);
       } catch (error) {
-        if (error instanceof MigrationInterrupted) throw error;
+        if (!isRecordRefusal(error)) throw error;
         fail('services', legacyId, refusal(error));
       }
     }
@@ -244,7 +260,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
         ids.resources.set(legacyId, id);
         touched.resources.add(id);
       } catch (error) {
-        if (error instanceof MigrationInterrupted) throw error;
+        if (!isRecordRefusal(error)) throw error;
         fail('resources', legacyId, refusal(error));
       }
     }
@@ -301,13 +317,13 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
         const counts = { weeklyAllocations: fresh.weekly.length, singleAllocations: fresh.single.length };
         await write(kindOfSet, counts, counts, (trx) => insert(trx, fresh.weekly, fresh.single));
       } catch (error) {
-        if (error instanceof MigrationInterrupted) throw error;
+        if (!isRecordRefusal(error)) throw error;
         for (const [legacyId, entry] of byLegacy) {
           try {
             const counts = { weeklyAllocations: entry.weekly.length, singleAllocations: entry.single.length };
             await write(entry.kind, counts, counts, (trx) => insert(trx, entry.weekly, entry.single));
           } catch (single) {
-            if (single instanceof MigrationInterrupted) throw single;
+            if (!isRecordRefusal(single)) throw single;
             fail(entry.kind, legacyId, refusal(single), entry.weekly.length + entry.single.length);
           }
         }

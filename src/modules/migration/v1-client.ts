@@ -319,8 +319,18 @@ export function createV1Client(source: V1Source, deps: V1ClientDeps): V1Client {
       take('resourceAllocations', await list(`/setup/v1/resources/${id}/allocations`, {}, 'resourceAllocations'), seen.resourceAllocations);
       take('resourceBlocks', await list(`/setup/v1/resources/${id}/blocks`, {}, 'resourceBlocks'), seen.resourceBlocks);
     }
-    // customers and appointments: v1-source.md §3 names no list endpoint for them yet, so a live
-    // read leaves them empty (an export document can still carry them).
+    // Customers and appointments come from the consumer interface (v1-source.md §0, source C):
+    // customers default to the first location without locationId, so each location is asked and
+    // the answers de-duplicated. Appointments are read from yesterday's UTC date on: only those
+    // from today on migrate (the planner drops the rest in the location's zone), and a day of
+    // margin keeps the zones behind UTC whole.
+    const fromDate = new Date(now() - 86_400_000).toISOString().slice(0, 10);
+    for (const location of data.locations) {
+      const locationId = idOf(location);
+      if (locationId === null) continue;
+      take('customers', await list('/consumer/v1/customers', { locationId }, 'customers'), seen.customers);
+      take('appointments', await list('/consumer/v1/appointments', { locationId, startDate: fromDate }, 'appointments'), seen.appointments);
+    }
     return { data, malformed };
   }
 

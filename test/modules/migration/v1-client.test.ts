@@ -34,7 +34,7 @@ async function harness(t: TestContext, options: V1StandInOptions = {}, deps: Par
   return { v1, client, waits };
 }
 
-const apiRequests = (v1: V1StandIn) => v1.requests.filter((request) => request.path.startsWith('/setup/'));
+const apiRequests = (v1: V1StandIn) => v1.requests.filter((request) => request.path.startsWith('/setup/') || request.path.startsWith('/consumer/'));
 
 async function rejectsWith(promise: Promise<unknown>, check: (error: V1SourceError) => void) {
   await assert.rejects(promise, (error: unknown) => {
@@ -53,7 +53,8 @@ test('readExport returns the records of the v1-source.md §6 example by kind', a
 });
 
 test('the token is fetched once with the client credentials form and reused for every call', async (t) => {
-  const { v1, client } = await harness(t);
+  const clock = Date.UTC(2025, 0, 6, 12);
+  const { v1, client } = await harness(t, {}, { now: () => clock });
   await client.readExport();
   assert.equal(v1.tokensIssued(), 1);
   const tokenRequests = v1.requests.filter((request) => request.path === '/connect/token');
@@ -64,8 +65,9 @@ test('the token is fetched once with the client credentials form and reused for 
   assert.equal(form.get('client_secret'), v1.clientSecret);
   assert.equal(form.get('scope'), 'OnSchedApi');
   const api = apiRequests(v1);
-  // locations; services, resources, service allocations of location 12; allocations and blocks of 2 resources
-  assert.equal(api.length, 8);
+  // locations; services, resources, service allocations of location 12; allocations and blocks of
+  // 2 resources; customers and appointments of location 12
+  assert.equal(api.length, 10);
   assert.equal(new Set(api.map((request) => request.authorization)).size, 1);
   assert.ok(api.every((request) => request.query.get('limit') === '100' && request.query.get('offset') === '0'));
   assert.deepEqual(
@@ -79,8 +81,12 @@ test('the token is fetched once with the client credentials form and reused for 
       '/setup/v1/resources/1501/blocks?',
       '/setup/v1/resources/1502/allocations?',
       '/setup/v1/resources/1502/blocks?',
+      '/consumer/v1/customers?12',
+      '/consumer/v1/appointments?12',
     ],
   );
+  // Appointments from the day before today (UTC) on.
+  assert.equal(api.at(-1)!.query.get('startDate'), '2025-01-05');
 });
 
 test('a token is fetched again shortly before it expires, and once after a 401', async (t) => {
@@ -242,4 +248,76 @@ test('http to an address the outbound rules refuse is never called', async (t) =
   );
   await rejectsWith(plain.list('/setup/v1/locations'), (error) => assert.match(error.message, /must use https/));
   assert.equal(v1.requests.length, 0);
+});
+
+// --- Customers and appointments (consumer interface, v1-source.md §0 source C) -----------------
+
+const customer = (id: string | number, extra: Record<string, unknown> = {}) => ({ object: 'customer', id, firstname: `First${id}`, lastname: `Last${id}`, email: `c${id}@example.com`, ...extra });
+const appointment = (id: string, start: string, extra: Record<string, unknown> = {}) => ({
+  object: 'appointment', id, locationId: '12', serviceId: '301', resourceId: '1501', customerId: '5001', status: 'BK', startDateTime: start, duration: 60, ...extra,
+});
+const uptown = { ...V1_EXAMPLE_EXPORT.locations[0], id: '13', name: 'Uptown', primaryBusiness: false };
+
+test('customers are read for every location, across pages, and de-duplicated by id', async (t) => {
+  // 120 customers of location 12 (two pages), one of location 13, and one of no location, which
+  // both locations list (kept once).
+  const customers = [
+    ...Array.from({ length: 120 }, (_, i) => customer(String(5000 + i), { locationId: '12' })),
+    customer('6001', { businessId: 13 }),
+    customer(7001),
+  ];
+  const { v1, client } = await harness(t, { seed: { ...V1_EXAMPLE_EXPORT, locations: [...V1_EXAMPLE_EXPORT.locations, uptown], customers } });
+  const result = await client.readExport();
+  assert.deepEqual(result.data.customers.map((row) => row.id), [...customers.slice(0, 120).map((row) => row.id), 7001, '6001']);
+  assert.deepEqual(result.malformed, []);
+  assert.deepEqual(
+    apiRequests(v1).filter((request) => request.path === '/consumer/v1/customers').map((request) => [request.query.get('locationId'), request.query.get('offset')]),
+    [['12', '0'], ['12', '100'], ['13', '0']],
+  );
+});
+
+test('appointments are read per location from the day before today (UTC) on', async (t) => {
+  const clock = Date.UTC(2025, 5, 10, 2, 30); // 2025-06-10 02:30 UTC: still 2025-06-09 in New York
+  const appointments = [
+    appointment('9001', '2025-06-08T10:00:00'), // before the asked start date: not read
+    appointment('9002', '2025-06-09T22:00:00-04:00'), // today in New York
+    appointment('9003', '2025-06-10T10:00:00', { status: 'CN' }),
+    appointment('9004', '2025-07-01T09:00:00', { locationId: '13' }),
+    { object: 'appointment', id: '9005', locationId: '12', serviceId: '301', status: 'BK', appointmentStartDateTime: '2025-06-01T09:00:00' }, // past, by its other start field
+    { object: 'appointment', id: '9006', locationId: '12', serviceId: '301', status: 'BK', appointmentStartDateTime: '2025-06-12T09:00:00', duration: 30 },
+  ];
+  const { v1, client } = await harness(t, { seed: { ...V1_EXAMPLE_EXPORT, locations: [...V1_EXAMPLE_EXPORT.locations, uptown], appointments } }, { now: () => clock });
+  const result = await client.readExport();
+  assert.deepEqual(result.data.appointments.map((row) => row.id), ['9002', '9003', '9006', '9004']);
+  assert.deepEqual(result.data.appointments[0], appointments[1]);
+  assert.deepEqual(
+    apiRequests(v1).filter((request) => request.path === '/consumer/v1/appointments').map((request) => [request.query.get('locationId'), request.query.get('startDate'), request.query.get('endDate')]),
+    [['12', '2025-06-09', null], ['13', '2025-06-09', null]],
+  );
+});
+
+test('the stand-in filters appointments by endDate and status, and company-wide without locationId', async (t) => {
+  const appointments = [appointment('1', '2025-06-09T10:00:00'), appointment('2', '2025-06-10T10:00:00', { status: 'CN' }), appointment('3', '2025-06-11T10:00:00', { locationId: '13' })];
+  const { client } = await harness(t, { seed: { ...V1_EXAMPLE_EXPORT, appointments } });
+  const ids = async (query: Record<string, string>) => (await client.list('/consumer/v1/appointments', query)).records.map((row) => row.id);
+  assert.deepEqual(await ids({}), ['1', '2', '3']);
+  assert.deepEqual(await ids({ locationId: '12', endDate: '2025-06-10' }), ['1', '2']);
+  assert.deepEqual(await ids({ startDate: '2025-06-10', status: 'BK' }), ['3']);
+});
+
+test('a customer or appointment row that is not an object is reported in malformed under its kind', async (t) => {
+  const clock = Date.UTC(2025, 5, 10, 12);
+  const { v1, client } = await harness(t, { seed: { ...V1_EXAMPLE_EXPORT, customers: [customer('5001'), customer('5002')], appointments: [appointment('9001', '2025-06-20T10:00:00')] } }, { now: () => clock });
+  v1.injectMalformed('customers', 'oops', 1);
+  v1.injectMalformed('appointments', [1, 2], 0);
+  const result = await client.readExport();
+  assert.deepEqual(result.data.customers.map((row) => row.id), ['5001', '5002']);
+  assert.deepEqual(result.data.appointments.map((row) => row.id), ['9001']);
+  assert.deepEqual(
+    result.malformed.map(({ kind, index, reason }) => ({ kind, index, reason })),
+    [
+      { kind: 'customers', index: 1, reason: 'row 1 of GET /consumer/v1/customers is a string, not an object' },
+      { kind: 'appointments', index: 0, reason: 'row 0 of GET /consumer/v1/appointments is an array, not an object' },
+    ],
+  );
 });

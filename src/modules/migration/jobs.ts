@@ -168,7 +168,9 @@ export function createMigrationService(deps: MigrationServiceDeps) {
         );
         const progress = (await deps.jobs.byId(row.companyId, row.id))?.progress as Partial<MigrationProgress> | undefined;
         const merged = Object.fromEntries(MIGRATION_KINDS.map((kind) => [kind, { ...emptyProgress()[kind], ...progress?.[kind], ...final[kind], processed: progress?.[kind]?.total ?? 0 }]));
-        await deps.jobs.finish(key, owner, { status: 'succeeded', report, progress: merged, error: null, now: clock() });
+        if (!(await deps.jobs.finish(key, owner, { status: 'succeeded', report, progress: merged, error: null, now: clock() }))) {
+          throw new LeaseLost('another instance took this migration job over before it finished');
+        }
         return report;
       } catch (error) {
         if (error instanceof MigrationInterrupted) {

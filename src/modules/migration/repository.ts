@@ -284,8 +284,10 @@ export function createMigrationJobRepository(db: Db) {
           .where('leaseOwner', '=', owner)
           .where('status', '=', 'running')
           .executeTakeFirst();
+        // Only the holder forgets the input: an instance that lost the job leaves it to the new owner.
+        if (Number(result.numUpdatedRows) !== 1) return false;
         await trx.deleteFrom('migrationJobSources').where('companyId', '=', key.companyId).where('jobId', '=', key.id).execute();
-        return Number(result.numUpdatedRows) === 1;
+        return true;
       });
     },
 
@@ -301,7 +303,8 @@ export function createMigrationJobRepository(db: Db) {
           .selectFrom('migrationJobs')
           .select(['companyId', 'id'])
           .where('status', '=', 'running')
-          .where('leaseUntil', '<', new Date(now))
+          // <=: a job released at `now` (shutdown) is taken up in the same millisecond.
+          .where('leaseUntil', '<=', new Date(now))
           .orderBy('leaseUntil')
           .limit(1)
           .forUpdate()

@@ -258,8 +258,11 @@ function planAllocations(
 ): PlannedAllocationSet[] {
   const { notes } = context;
   const sets = new Map<string, PlannedAllocationSet>();
-  const windows = new Map<string, Array<{ start: number; end: number; legacyId: string }>>();
+  /** Per scope, per day key (weekday or date): the windows taken so far, in document order. */
+  const windows = new Map<string, Map<string, Array<{ start: number; end: number; legacyId: string }>>>();
   const seen = new Set<string>();
+  /** Today in each zone (one Luxon conversion per zone, not per allocation). */
+  const todayIn = new Map<string, string>();
   const all: V1Allocation[] = [...list(document.serviceAllocations), ...list(document.resourceAllocations)];
   for (const allocation of all) {
     if (typeof allocation !== 'object' || allocation === null || Array.isArray(allocation)) {
@@ -274,7 +277,8 @@ function planAllocations(
       notes.fail(kind, reportedId(allocation), `its location ${location.ok ? location.value : '(none)'} is not migrated`);
       continue;
     }
-    const today = localDate(DateTime.fromMillis(context.now), zone);
+    let today = todayIn.get(zone);
+    if (today === undefined) todayIn.set(zone, (today = localDate(DateTime.fromMillis(context.now), zone)));
     const serviceId = 'serviceId' in allocation ? v1Id(allocation.serviceId) : null;
     const result = allocationItems(allocation, { today, serviceCapacity: serviceId?.ok ? context.capacityOf.get(serviceId.value) : null });
     if (result.ok === 'ignored') {
@@ -295,17 +299,27 @@ function planAllocations(
     }
     seen.add(identity);
     const key = JSON.stringify([scope.locationLegacyId, scope.serviceLegacyId, scope.resourceLegacyId]);
-    const taken = windows.get(key) ?? [];
+    const taken = windows.get(key) ?? new Map<string, Array<{ start: number; end: number; legacyId: string }>>();
     const items: Array<{ dayKey: string; start: number; end: number }> = [
       ...weekly.map((w) => ({ dayKey: w.day, start: minutes(w.start), end: minutes(w.end) })),
       ...single.map((s) => ({ dayKey: s.date, start: minutes(s.start), end: minutes(s.end) })),
     ];
-    const clash = items.flatMap((item) => taken.filter((t) => t.legacyId !== legacyId && (t as { dayKey?: string }).dayKey === item.dayKey && t.start < item.end && item.start < t.end));
-    if (clash.length) {
-      notes.fail(kind, legacyId, `overlaps allocation ${clash[0]!.legacyId} of the same scope on the same day; v3 allocation windows of one scope do not overlap`);
+    // Only the windows of the same day can overlap: looked up by day, a scope with thousands of
+    // allocations is not compared pairwise.
+    let clash: { legacyId: string } | undefined;
+    for (const item of items) {
+      clash = taken.get(item.dayKey)?.find((t) => t.legacyId !== legacyId && t.start < item.end && item.start < t.end);
+      if (clash) break;
+    }
+    if (clash) {
+      notes.fail(kind, legacyId, `overlaps allocation ${clash.legacyId} of the same scope on the same day; v3 allocation windows of one scope do not overlap`);
       continue;
     }
-    taken.push(...items.map((item) => ({ ...item, legacyId })));
+    for (const item of items) {
+      const day = taken.get(item.dayKey) ?? [];
+      day.push({ start: item.start, end: item.end, legacyId });
+      taken.set(item.dayKey, day);
+    }
     windows.set(key, taken);
     notes.warn(kind, legacyId, result.warnings);
     const set = sets.get(key) ?? { scope, weekly: [], single: [] };

@@ -1,4 +1,5 @@
 // v1 ids (legacy_id) to v3 records of one company.
+import { sql } from 'kysely';
 import type { Insertable, Selectable } from 'kysely';
 import { transaction } from '../../platform/database/transaction.js';
 import { errorCode } from '../../platform/values.js';
@@ -172,6 +173,11 @@ export function createMigrationWrites(db: Db) {
       for (const link of links) {
         await trx.updateTable('customers').set({ legacyId: link.legacyId, updatedAt: new Date() }).where('companyId', '=', companyId).where('id', '=', link.id).where('legacyId', 'is', null).execute();
       }
+    },
+
+    /** Fresh planner statistics of appointments (importer.ts, ANALYZE_AFTER_APPOINTMENTS says why). */
+    async analyzeAppointments() {
+      await sql`analyze appointments`.execute(db);
     },
 
     async insertAppointments(trx: Db, rows: Array<Insertable<AppointmentsTable>>, resources: Array<Insertable<AppointmentResourcesTable>>) {

@@ -116,8 +116,16 @@ export function windowsToIana(name: string): string | null {
  * the older one (Asia/Kolkata → Asia/Calcutta), which is not what the record said.
  */
 export function validIana(name: string): string | null {
+  const known = checkedZones.get(name);
+  if (known !== undefined) return known;
   const trimmed = name.trim();
-  if (trimmed === '' || !IANAZone.isValidZone(trimmed)) return null;
-  const canonical = new Intl.DateTimeFormat('en', { timeZone: trimmed }).resolvedOptions().timeZone;
-  return canonical.toLowerCase() === trimmed.toLowerCase() ? canonical : trimmed;
+  let answer: string | null = null;
+  if (trimmed !== '' && IANAZone.isValidZone(trimmed)) {
+    const canonical = new Intl.DateTimeFormat('en', { timeZone: trimmed }).resolvedOptions().timeZone;
+    answer = canonical.toLowerCase() === trimmed.toLowerCase() ? canonical : trimmed;
+  }
+  // Building Intl formatters is the costly part, and an import asks about one zone per record.
+  if (checkedZones.size < 10_000) checkedZones.set(name, answer);
+  return answer;
 }
+const checkedZones = new Map<string, string | null>();

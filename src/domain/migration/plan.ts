@@ -22,7 +22,7 @@ import type {
   V1Allocation,
   WeeklyAllocationFields,
 } from './convert.js';
-import type { V1Export, V1Location, V1Resource, V1Service } from './v1.js';
+import type { V1Appointment, V1Customer, V1Export, V1Location, V1Resource, V1Service } from './v1.js';
 
 /**
  * The importer's plan: a whole v1 export converted record by record (convert.ts) and its
@@ -112,8 +112,8 @@ function convertAll<R, T>(
   notes: Notes,
   convert: (record: R) => { ok: true; value: T; warnings: string[] } | { ok: false; reason: string } | { ok: 'ignored'; reason: string },
   idOf: (value: T) => string,
+  seen = new Set<string>(),
 ): T[] {
-  const seen = new Set<string>();
   const values: T[] = [];
   for (const record of records) {
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
@@ -229,22 +229,59 @@ export function planMigration(document: V1Export, options: { now: Date | number 
     (b) => b.fields.legacyId,
   );
 
-  const customers = convertAll('customers', list(document.customers), notes, customerFields, (c) => c.fields.legacyId);
+  const customers = convertCustomers(list(document.customers), notes, new Set());
+  const appointments = convertAppointments(list(document.appointments), notes, new Set(), { now, zoneOf });
 
-  const appointments = convertAll(
+  return { locations, services, resources, allocationSets, recurringBlocks, customers, appointments, failed: notes.failed, warnings: notes.warnings, ignored: notes.ignored };
+}
+
+function convertCustomers(records: V1Customer[], notes: Notes, seen: Set<string>) {
+  return convertAll('customers', records, notes, customerFields, (c) => c.fields.legacyId, seen);
+}
+
+function convertAppointments(records: V1Appointment[], notes: Notes, seen: Set<string>, context: { now: number; zoneOf: (id: string) => string | undefined }) {
+  return convertAll(
     'appointments',
-    list(document.appointments),
+    records,
     notes,
     (appointment) => {
       const location = v1Id(appointment.locationId);
-      const zone = location.ok ? zoneOf(location.value) : undefined;
+      const zone = location.ok ? context.zoneOf(location.value) : undefined;
       if (!zone) return { ok: false as const, reason: `its location ${location.ok ? location.value : '(none)'} is not migrated` };
-      return appointmentFields(appointment, { now, locationZone: zone });
+      return appointmentFields(appointment, { now: context.now, locationZone: zone });
     },
     (a) => a.fields.legacyId,
+    seen,
   );
+}
 
-  return { locations, services, resources, allocationSets, recurringBlocks, customers, appointments, failed: notes.failed, warnings: notes.warnings, ignored: notes.ignored };
+/**
+ * planMigration, giving way to `pause` between steps of `step` customers or appointments (the
+ * lists that run to tens of thousands), so a server planning a large import still answers other
+ * requests. The plan is the same as planMigration's.
+ */
+export async function planMigrationInSteps(document: V1Export, options: { now: Date | number; pause: () => Promise<void>; step?: number }): Promise<MigrationPlan> {
+  const step = options.step ?? 2000;
+  const now = Number(options.now);
+  const plan = planMigration({ ...document, customers: [], appointments: [] }, { now });
+  const notes = new Notes();
+  notes.failed = plan.failed;
+  notes.warnings = plan.warnings;
+  notes.ignored = plan.ignored;
+  const zones = new Map(plan.locations.map((l) => [l.fields.legacyId, l.fields.timezoneName]));
+  const zoneOf = (id: string) => zones.get(id);
+  const chunks = async <T>(records: unknown[], convert: (chunk: never[], seen: Set<string>) => T[]): Promise<T[]> => {
+    const seen = new Set<string>();
+    const values: T[] = [];
+    for (let i = 0; i < records.length; i += step) {
+      await options.pause();
+      values.push(...convert(records.slice(i, i + step) as never[], seen));
+    }
+    return values;
+  };
+  plan.customers = await chunks(list(document.customers), (chunk, seen) => convertCustomers(chunk, notes, seen));
+  plan.appointments = await chunks(list(document.appointments), (chunk, seen) => convertAppointments(chunk, notes, seen, { now, zoneOf }));
+  return plan;
 }
 
 /**

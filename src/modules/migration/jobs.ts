@@ -18,7 +18,7 @@ import type { MigrationConfig } from '../../platform/config.js';
 import type { Sealer } from '../../platform/encryption.js';
 import type { OutboundFetch } from '../../platform/outbound/fetch.js';
 import { conflict, notFound } from '../../platform/errors.js';
-import { MIGRATION_KINDS, planMigration, zeroCounts } from '../../domain/migration/plan.js';
+import { MIGRATION_KINDS, planMigrationInSteps, zeroCounts } from '../../domain/migration/plan.js';
 import type { KindCounts, MigrationKind, RecordNote } from '../../domain/migration/plan.js';
 import type { V1Export as V1Document } from '../../domain/migration/v1.js';
 import type { PlanChecks } from './checks.js';
@@ -92,6 +92,8 @@ export function jobView(row: MigrationJobRow) {
 }
 export type MigrationJobView = ReturnType<typeof jobView>;
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The job's lease was taken over by another instance: stop without touching the row. */
 class LeaseLost extends Error {}
 
@@ -140,13 +142,16 @@ export function createMigrationService(deps: MigrationServiceDeps) {
     heartbeat.unref();
     const work = (async () => {
       try {
+        // The caller gets its answer (202) before planning starts; planning gives way between steps.
+        await yieldToEventLoop();
         const { data, malformed } = await readSource(source);
-        const plan = deps.checkPlan(planMigration(data, { now: clock() }));
+        const plan = deps.checkPlan(await planMigrationInSteps(data, { now: clock(), pause: yieldToEventLoop }));
         const unreadable: RecordNote[] = malformed.map((m) => ({ kind: KIND_OF_LIST[m.kind] ?? 'locations', legacyId: null, message: m.reason }));
         plan.failed.push(...unreadable);
         const earlier = (row.progress ?? {}) as Partial<MigrationProgress>;
         const createdBefore = Object.fromEntries(MIGRATION_KINDS.map((kind) => [kind, earlier[kind]?.created ?? 0])) as KindCounts;
         let lastSaved = 0;
+        let latest = emptyProgress();
         const report = await deps.importer.run(row.companyId, plan, {
           dryRun: row.dryRun,
           createdBefore,
@@ -157,17 +162,15 @@ export function createMigrationService(deps: MigrationServiceDeps) {
           },
           // A dry run writes no records, so its progress is stored here, at most once a second.
           onProgress: async (progress) => {
+            latest = progress;
             watch?.(progress);
             if (!row.dryRun || clock() - lastSaved < 1000) return;
             lastSaved = clock();
             await deps.jobs.checkpoint(deps.db, key, owner, progress, clock(), leaseMs);
           },
         });
-        const final = Object.fromEntries(
-          MIGRATION_KINDS.map((kind) => [kind, { created: report.created[kind], skipped: report.skipped[kind], failed: report.failed.filter((f) => f.kind === kind).length }]),
-        );
-        const progress = (await deps.jobs.byId(row.companyId, row.id))?.progress as Partial<MigrationProgress> | undefined;
-        const merged = Object.fromEntries(MIGRATION_KINDS.map((kind) => [kind, { ...emptyProgress()[kind], ...progress?.[kind], ...final[kind], processed: progress?.[kind]?.total ?? 0 }]));
+        // The importer's last progress is the whole run's (a run that only skipped wrote no checkpoint).
+        const merged = Object.fromEntries(MIGRATION_KINDS.map((kind) => [kind, { ...latest[kind], processed: latest[kind].total }]));
         if (!(await deps.jobs.finish(key, owner, { status: 'succeeded', report, progress: merged, error: null, now: clock() }))) {
           throw new LeaseLost('another instance took this migration job over before it finished');
         }

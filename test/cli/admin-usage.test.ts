@@ -11,7 +11,7 @@ const CLI = fileURLToPath(new URL('../../src/cli/admin.ts', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' } });
 
 test('--help, -h and help <command> describe each command without opening a database', () => {
-  for (const command of ['create-company', 'suspend', 'reinstate', 'list']) {
+  for (const command of ['create-company', 'suspend', 'reinstate', 'list', 'migrate']) {
     const parsed = parseAdminArgs([command, '--help']);
     assert.equal(parsed.command, command);
     assert.deepEqual({ ...parsed.values }, { help: true });
@@ -21,13 +21,13 @@ test('--help, -h and help <command> describe each command without opening a data
     assert.match(text, /Exit codes: 0 done; 1 refused .*; 2 wrong usage; 3 failed/);
   }
   assert.equal(parseAdminArgs(['-h']).values.help, true);
-  for (const command of ['create-company', 'suspend', 'reinstate', 'list']) assert.match(adminHelp(), new RegExp(`\\n  ${command}`));
+  for (const command of ['create-company', 'suspend', 'reinstate', 'list', 'migrate']) assert.match(adminHelp(), new RegExp(`\\n  ${command}`));
 });
 
 test('mistakes are UsageErrors with a one-line reason', () => {
   const reasons: Array<[string[], RegExp]> = [
     [[], /^no command given$/],
-    [['frobnicate'], /^unknown command "frobnicate" \(commands: create-company, suspend, reinstate, list\)$/],
+    [['frobnicate'], /^unknown command "frobnicate" \(commands: create-company, suspend, reinstate, list, migrate\)$/],
     [['create-company', '--nme', 'x'], /^unknown option --nme$/],
     [['suspend', '--company'], /^--company needs a value$/],
     [['list', '--company', 'x'], /^list does not take --company$/],

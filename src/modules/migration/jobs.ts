@@ -28,6 +28,8 @@ import type { MigrationJobRepository, MigrationJobRow } from './repository.js';
 import { V1SourceError, createV1Client } from './v1-client.js';
 import type { V1Malformed } from './v1-client.js';
 
+const ORPHAN_MESSAGE = 'The run stopped before it finished and its input was not kept (the operator CLI reads its file itself). Run it again: records that landed are skipped.';
+
 /** A job started this many times without finishing is marked failed. */
 export const MAX_ATTEMPTS = 3;
 
@@ -201,6 +203,15 @@ export function createMigrationService(deps: MigrationServiceDeps) {
     return work;
   }
 
+  /** A new job row held by this instance; null while another writing run of the company is on. */
+  async function startRow(job: { companyId: string; dryRun: boolean; sourceType: 'api' | 'export'; requestedBy: string | null; source: StoredSource | null }) {
+    const row = await deps.jobs.start({ ...job, id: randomUUID(), owner, now: clock(), leaseMs });
+    if (row || job.dryRun) return row;
+    // A killed CLI run leaves a job no instance can resume: end it rather than refuse forever.
+    const ended = await deps.jobs.failOrphans(job.companyId, clock(), ORPHAN_MESSAGE);
+    return ended ? deps.jobs.start({ ...job, id: randomUUID(), owner, now: clock(), leaseMs }) : null;
+  }
+
   return {
     /**
      * Starts a run. Answers the report (run at once) or the job (202), or refuses with 409 while
@@ -215,7 +226,7 @@ export function createMigrationService(deps: MigrationServiceDeps) {
       const dryRun = body.dryRun ?? false;
       const source = storedSource(body.source);
       const inline = body.source.type === 'export' && !options.preferAsync && recordCount(body.source.data) <= deps.config.syncRecordLimit;
-      const row = await deps.jobs.start({ companyId, id: randomUUID(), dryRun, sourceType: body.source.type, requestedBy, source, owner, now: clock(), leaseMs });
+      const row = await startRow({ companyId, dryRun, sourceType: body.source.type, requestedBy, source });
       if (!row) {
         const other = await deps.jobs.runningWriter(companyId);
         throw conflict(
@@ -252,7 +263,7 @@ export function createMigrationService(deps: MigrationServiceDeps) {
         await deps.jobs.finish(key, owner, { status: 'failed', report: partialReport(row.dryRun, progress, message), error: message, now: clock() });
         return 1;
       };
-      if (!source) return stop('The run stopped before it finished and its input was not kept (the operator CLI reads its file itself). Run it again: records that landed are skipped.');
+      if (!source) return stop(ORPHAN_MESSAGE);
       if (row.attempts > MAX_ATTEMPTS) return stop(`The run stopped ${MAX_ATTEMPTS} times before it finished. What landed is counted in progress; run it again to complete the rest (records that landed are skipped).`);
       await runJob(row, source).catch((error: unknown) => {
         if (!(error instanceof MigrationInterrupted || error instanceof LeaseLost || error instanceof V1SourceError)) deps.log?.error({ err: error, jobId: row.id }, 'resumed migration job failed');
@@ -276,7 +287,7 @@ export function createMigrationService(deps: MigrationServiceDeps) {
      * job row, but the input is not stored (if the CLI stops, run it again: what landed is skipped).
      */
     async runLocal(companyId: string, data: Record<string, unknown>, options: { dryRun: boolean; onProgress?: (progress: MigrationProgress) => void }) {
-      const row = await deps.jobs.start({ companyId, id: randomUUID(), dryRun: options.dryRun, sourceType: 'export', requestedBy: null, source: null, owner, now: clock(), leaseMs });
+      const row = await startRow({ companyId, dryRun: options.dryRun, sourceType: 'export', requestedBy: null, source: null });
       if (!row) {
         const other = await deps.jobs.runningWriter(companyId);
         throw conflict(`A migration of this company is already running${other ? ` (job ${other.id})` : ''}; wait for it to finish and run again`);

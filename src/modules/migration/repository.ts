@@ -228,6 +228,25 @@ export function createMigrationJobRepository(db: Db) {
       }
     },
 
+    /**
+     * Ends the company's running jobs whose lease ran out and whose input was not kept (an
+     * operator CLI run that was killed): nobody can resume them, and they would hold the
+     * one-writer guard until a server's worker looked. Answers how many it ended.
+     */
+    async failOrphans(companyId: string, now: number, message: string): Promise<number> {
+      const result = await db
+        .updateTable('migrationJobs')
+        .set({ status: 'failed', error: message, leaseOwner: null, leaseUntil: null, finishedAt: new Date(now), updatedAt: new Date(now) })
+        .where('companyId', '=', companyId)
+        .where('status', '=', 'running')
+        .where('leaseUntil', '<=', new Date(now))
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('migrationJobSources as s').select('s.jobId').whereRef('s.companyId', '=', 'migrationJobs.companyId').whereRef('s.jobId', '=', 'migrationJobs.id'))),
+        )
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     /** The writing run of the company that is on, if any. */
     async runningWriter(companyId: string) {
       return db.selectFrom('migrationJobs').selectAll().where('companyId', '=', companyId).where('status', '=', 'running').where('dryRun', '=', false).executeTakeFirst();

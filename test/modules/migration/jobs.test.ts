@@ -392,6 +392,25 @@ test('a run without stored input (the operator CLI) that stopped is marked faile
   assert.equal(await b.resumeStale(), 0);
 });
 
+test('a killed CLI run does not hold the company: once its lease ran out, the next run ends it and starts', async () => {
+  const tenant = await context.world.tenant();
+  const a = instance('cli', { fault: crashOn('customers', 1).fault });
+  await assert.rejects(a.runLocal(tenant.companyId, exportWith({ customers: customers(2) }), { dryRun: false }), /crash/);
+  // While its lease lasts, the stopped run still holds the guard.
+  const soon = instance('cli-2');
+  await assert.rejects(soon.runLocal(tenant.companyId, exportWith({ customers: customers(2) }), { dryRun: false }), /already running/);
+  const later = instance('cli-3', { clock: () => Date.now() + 120_000 });
+  const { jobId, report } = await later.runLocal(tenant.companyId, exportWith({ customers: customers(2) }), { dryRun: false });
+  assert.equal(report.failed.length, 0);
+  const rows = await context.database.db.selectFrom('migrationJobs').select(['id', 'status', 'error']).where('companyId', '=', tenant.companyId).execute();
+  assert.equal(rows.length, 2);
+  const orphan = rows.find((r) => r.id !== jobId)!;
+  assert.equal(orphan.status, 'failed');
+  assert.match(orphan.error!, /input was not kept/);
+  assert.equal(rows.find((r) => r.id === jobId)!.status, 'succeeded');
+  assert.equal(await customerCount(tenant.companyId), 2);
+});
+
 test(`a job started ${MAX_ATTEMPTS} times without finishing is marked failed on the next claim`, async () => {
   const tenant = await context.world.tenant();
   const a = instance('a', { fault: crashOn('customers', 1).fault });

@@ -142,6 +142,10 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
      * counts what would be.
      */
     async function write(kind: MigrationKind, created: Delta, processed: Delta, work: (trx: Db) => Promise<void>): Promise<void> {
+      // Between two transactions, let the event loop run (other requests, the lease heartbeat, a
+      // shutdown's abort): the embedded PGlite answers queries without going back to it, so a run
+      // would otherwise hold the whole process until it ends.
+      await new Promise((resolve) => setImmediate(resolve));
       stopIfAsked();
       if (!dryRun) {
         await transaction(db, async (trx) => {

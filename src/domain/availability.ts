@@ -223,7 +223,8 @@ function sharedWindows(input: AvailabilityInput): Interval[] | null {
 /** Open windows of one resource over the requested dates, before busy time is removed. */
 function openWindows(input: AvailabilityInput, shared: Interval[] | null, resource: EngineResource, rangeStart: number, rangeEnd: number): Interval[] {
   if (input.service.availabilityType === 'allocation') {
-    return normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end })));
+    // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
+    return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), [{ start: rangeStart, end: rangeEnd }]);
   }
   let windows = shared;
   if (resource.weeklyAvailability) {

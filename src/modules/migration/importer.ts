@@ -105,7 +105,7 @@ function refusal(error: unknown): string {
   const constraint = (error as { constraint?: string }).constraint;
   if (code === '23505') return constraint === 'customers_email_key' ? 'a live customer with this email already exists' : `a record with the same unique value already exists${constraint ? ` (${constraint})` : ''}`;
   if (code === '23503') return 'a record it refers to no longer exists (deleted during the run?)';
-  if (code === '23514') return `breaks the database rule ${constraint ?? ''}`.trim();
+  if (code === '23514' && constraint) return `breaks the database rule ${constraint}`;
   if (code === '22001') return 'a text is longer than v3 stores';
   return errorMessage(error);
 }
@@ -144,6 +144,8 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
     progress.customers.total = plan.customers.length;
     progress.appointments.total = plan.appointments.length;
     for (const kind of MIGRATION_KINDS) progress[kind].created = before[kind];
+    // The totals are known: a job shows them before its first write.
+    await options.onProgress?.(progress);
 
     /** Skipped records of a kind: those found, less the ones this run created before a resume. */
     const skip = (kind: MigrationKind, found: number) => {
@@ -201,6 +203,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
       for (const item of items) await writeBatch(kind, [item], legacyIdOf, created, insert);
     }
 
+    const createdServices = new Set<string>();
     const ids = {
       locations: new Map(existing.locations),
       services: new Map(existing.services),
@@ -246,6 +249,7 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
       try {
         await write('services', { services: 1 }, { services: 1 }, (trx) => writes.insertService(trx, { ...fields, companyId, id, weeklyAvailability: json(weeklyAvailability) }, locationIds));
         ids.services.set(legacyId, { id, padding: fields.padding ?? 0 });
+        createdServices.add(legacyId);
         touched.services.add(id);
       } catch (error) {
         if (!isRecordRefusal(error)) throw error;
@@ -256,8 +260,21 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
 
     for (const resource of plan.resources) {
       const legacyId = resource.fields.legacyId;
-      if (ids.resources.has(legacyId)) {
+      const known = ids.resources.get(legacyId);
+      if (known) {
         skip('resources', 1);
+        // A service deleted in v3 and created again by this run is offered again by the resources
+        // that offer it in v1 (the specification's way to refresh a migrated service).
+        const recreated = resource.serviceLegacyIds.filter((s) => createdServices.has(s)).map((s) => ids.services.get(s)!.id);
+        if (recreated.length && !dryRun) {
+          try {
+            await transaction(db, (trx) => writes.linkResourceServices(trx, companyId, known, recreated));
+            touched.resources.add(known);
+          } catch (error) {
+            if (!isRecordRefusal(error)) throw error;
+            warn('resources', legacyId, `could not offer the recreated services: ${refusal(error)}`);
+          }
+        }
         continue;
       }
       const locationIds = resource.locationLegacyIds.map((l) => ids.locations.get(l)).filter((id): id is string => id !== undefined);

@@ -162,11 +162,12 @@ export function createMigrationService(deps: MigrationServiceDeps) {
           checkpoint: async (trx, progress) => {
             if (!(await deps.jobs.checkpoint(trx, key, owner, progress, clock(), leaseMs))) throw new LeaseLost('another instance took this migration job over');
           },
-          // A dry run writes no records, so its progress is stored here, at most once a second.
           onProgress: async (progress) => {
             latest = progress;
             watch?.(progress);
-            if (!row.dryRun || clock() - lastSaved < 1000) return;
+            // A run stores its progress with its writes; a dry run writes none, so it is stored
+            // here at most once a second, and every run stores its totals once planned.
+            if (lastSaved !== 0 && (!row.dryRun || clock() - lastSaved < 1000)) return;
             lastSaved = clock();
             await deps.jobs.checkpoint(deps.db, key, owner, progress, clock(), leaseMs);
           },

@@ -107,15 +107,33 @@ export function createMigrationWrites(db: Db) {
     async existing(companyId: string): Promise<ExistingRecords> {
       const live = (table: 'locations' | 'resources') =>
         db.selectFrom(table as 'locations').select(['id', 'legacyId']).where('companyId', '=', companyId).where('legacyId', 'is not', null).where('archivedAt', 'is', null).orderBy('createdAt').execute();
+      /**
+       * Legacy ids of rows whose scope (location, service, resource) is all live: a row left on an
+       * archived record does not count, so deleting a migrated service and running again brings
+       * its allocations back on the new one.
+       */
+      const liveScoped = (table: 'weeklyAllocations' | 'singleAllocations' | 'recurringBlocks') =>
+        db
+          .selectFrom(`${table} as row` as 'weeklyAllocations as row')
+          .leftJoin('locations as l', (join) => join.onRef('l.companyId', '=', 'row.companyId').onRef('l.id', '=', 'row.locationId'))
+          .leftJoin('services as s', (join) => join.onRef('s.companyId', '=', 'row.companyId').onRef('s.id', '=', 'row.serviceId'))
+          .leftJoin('resources as r', (join) => join.onRef('r.companyId', '=', 'row.companyId').onRef('r.id', '=', 'row.resourceId'))
+          .select('row.legacyId')
+          .where('row.companyId', '=', companyId)
+          .where('row.legacyId', 'is not', null)
+          .where('l.archivedAt', 'is', null)
+          .where('s.archivedAt', 'is', null)
+          .where('r.archivedAt', 'is', null)
+          .execute();
       const [locations, services, resources, customers, appointments, weekly, single, blocks] = await Promise.all([
         live('locations'),
         db.selectFrom('services').select(['id', 'legacyId', 'padding']).where('companyId', '=', companyId).where('legacyId', 'is not', null).where('archivedAt', 'is', null).orderBy('createdAt').execute(),
         live('resources'),
         db.selectFrom('customers').select(['id', 'legacyId', 'email']).where('companyId', '=', companyId).where('archivedAt', 'is', null).orderBy('createdAt').execute(),
         db.selectFrom('appointments').select('legacyId').where('companyId', '=', companyId).where('legacyId', 'is not', null).execute(),
-        db.selectFrom('weeklyAllocations').select('legacyId').where('companyId', '=', companyId).where('legacyId', 'is not', null).execute(),
-        db.selectFrom('singleAllocations').select('legacyId').where('companyId', '=', companyId).where('legacyId', 'is not', null).execute(),
-        db.selectFrom('recurringBlocks').select('legacyId').where('companyId', '=', companyId).where('legacyId', 'is not', null).execute(),
+        liveScoped('weeklyAllocations'),
+        liveScoped('singleAllocations'),
+        liveScoped('recurringBlocks'),
       ]);
       const serviceMap = new Map<string, { id: string; padding: number }>();
       for (const row of services) if (!serviceMap.has(normalizedLegacy(row.legacyId!))) serviceMap.set(normalizedLegacy(row.legacyId!), { id: row.id, padding: row.padding });
@@ -150,6 +168,16 @@ export function createMigrationWrites(db: Db) {
       await trx.insertInto('resources').values(row).execute();
       if (locationIds.length) await trx.insertInto('resourceLocations').values(locationIds.map((locationId) => ({ companyId: row.companyId, resourceId: row.id, locationId }))).execute();
       if (serviceIds.length) await trx.insertInto('resourceServices').values(serviceIds.map((serviceId) => ({ companyId: row.companyId, resourceId: row.id, serviceId }))).execute();
+    },
+
+    /** Links a resource the company already had to services this run created (a refreshed service). */
+    async linkResourceServices(trx: Db, companyId: string, resourceId: string, serviceIds: string[]) {
+      if (!serviceIds.length) return;
+      await trx
+        .insertInto('resourceServices')
+        .values(serviceIds.map((serviceId) => ({ companyId, resourceId, serviceId })))
+        .onConflict((conflict) => conflict.columns(['companyId', 'resourceId', 'serviceId']).doNothing())
+        .execute();
     },
 
     async insertWeeklyAllocations(trx: Db, rows: Array<Insertable<WeeklyAllocationsTable>>) {

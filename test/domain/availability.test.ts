@@ -153,6 +153,23 @@ describe('rules', () => {
     assert.deepEqual(result.availableTimes.map((s) => [s.startTime.slice(11, 16), s.remaining]), [['14:00', 3], ['15:00', 3]]);
   });
 
+  test('allocation windows of the days around the search (loaded for zones) offer no slot', () => {
+    const result = computeAvailability(
+      input({
+        service: service({ availabilityType: 'allocation' }),
+        resources: [{
+          id: 'r1', timezoneName: null, weeklyAvailability: null, bookingLimit: 0,
+          allocations: [
+            { start: Date.parse('2026-03-01T14:00:00Z'), end: Date.parse('2026-03-01T16:00:00Z'), bookingsPerSlot: 3 },
+            { start: Date.parse('2026-03-03T14:00:00Z'), end: Date.parse('2026-03-03T16:00:00Z'), bookingsPerSlot: 3 },
+          ],
+        }],
+      }),
+    );
+    assert.deepEqual(result.availableTimes, []);
+    assert.deepEqual(result.availableDays, [{ date: '2026-03-02', available: false, reason: 'no free time' }]);
+  });
+
   test('external calendar busy time counts unless ignoreExternalEvents', () => {
     const busy = [{ resourceId: 'r1', start: Date.parse('2026-03-02T09:00:00Z'), end: Date.parse('2026-03-02T10:00:00Z'), external: true }];
     const counted = computeAvailability(input({ busy }));

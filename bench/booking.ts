@@ -14,9 +14,10 @@
  * A throwaway database is created on that server and dropped afterwards (as
  * scripts/test-database.mjs does); when the server cannot be reached that part is skipped.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { withThrowawayPostgres } from './throwaway-postgres.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DateTime } from 'luxon';
 import pg from 'pg';
@@ -550,45 +551,15 @@ async function main() {
     await embedded.close();
   }
 
-  const serverUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-  const shown = new URL(serverUrl);
-  shown.password = shown.password ? '***' : '';
-  const admin = new pg.Client({ connectionString: serverUrl });
-  admin.on('error', () => {});
-  let connected = false;
-  try {
-    await admin.connect();
-    connected = true;
-  } catch (error) {
-    console.log(`\nPostgreSQL: skipped, ${shown.toString()} cannot be reached (${(error as Error).message}); set BENCH_DATABASE_URL or DATABASE_URL`);
-  }
-  if (connected) {
-    const name = `slotwise_bench_${randomBytes(6).toString('hex')}`;
+  await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
+    console.log(`\nPostgreSQL ${version} (throwaway database ${name} on ${host}, pool of 10 connections):`);
+    const server = await openDatabase({ databaseUrl: url, poolSize: 10 });
     try {
-      await admin.query(`create database ${name}`);
-    } catch (error) {
-      console.log(`\nPostgreSQL: skipped, cannot create a throwaway database on ${shown.toString()} (${(error as Error).message})`);
-      await admin.end();
-      connected = false;
+      results.push(['PostgreSQL', await bench('postgres', server, admin, name)]);
+    } finally {
+      await server.close();
     }
-    if (connected) {
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      try {
-        const version = await admin.query<{ server_version: string }>('show server_version');
-        console.log(`\nPostgreSQL ${version.rows[0]?.server_version ?? ''} (throwaway database ${name} on ${shown.host}, pool of 10 connections):`);
-        const server = await openDatabase({ databaseUrl: url.toString(), poolSize: 10 });
-        try {
-          results.push(['PostgreSQL', await bench('postgres', server, admin, name)]);
-        } finally {
-          await server.close();
-        }
-      } finally {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
-      }
-    }
-  }
+  });
   if (results.every(([name]) => name !== 'PostgreSQL')) results.push(['PostgreSQL', null]);
 
   table(results);

@@ -22,12 +22,10 @@
  * bench:booking does (skipped when the server cannot be reached). MIGRATION_BENCH_DATABASE=embedded
  * or =postgres runs only that one.
  */
-import { randomBytes } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DateTime } from 'luxon';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -41,6 +39,7 @@ import type { MigrationKind } from '../src/domain/migration/plan.js';
 import type { MigrationJobView } from '../src/modules/migration/jobs.js';
 import type { V1Appointment, V1Customer, V1Location, V1Resource, V1ResourceBlock, V1Service, V1ServiceAllocation, V1WeeklyHours } from '../src/domain/migration/v1.js';
 import { createWorld } from '../test/helpers/world.js';
+import { withThrowawayPostgres } from './throwaway-postgres.js';
 
 function readScale(): number {
   const raw = process.env.MIGRATION_BENCH_SCALE;
@@ -499,37 +498,15 @@ async function main() {
   }
 
   if (ONLY !== 'embedded') {
-    const serverUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-    const shown = new URL(serverUrl);
-    shown.password = shown.password ? '***' : '';
-    const admin = new pg.Client({ connectionString: serverUrl });
-    admin.on('error', () => {});
-    let connected = false;
-    try {
-      await admin.connect();
-      connected = true;
-    } catch (error) {
-      console.log(`\nPostgreSQL: skipped, ${shown.toString()} cannot be reached (${(error as Error).message}); set BENCH_DATABASE_URL or DATABASE_URL`);
-    }
-    if (connected) {
-      const name = `slotwise_bench_${randomBytes(6).toString('hex')}`;
+    await withThrowawayPostgres(async ({ url, name, version, host }) => {
+      console.log(`\nPostgreSQL ${version} (throwaway database ${name} on ${host}, pool of 10 connections):`);
+      const server = await openDatabase({ databaseUrl: url, poolSize: 10 });
       try {
-        await admin.query(`create database ${name}`);
-        const url = new URL(serverUrl);
-        url.pathname = `/${name}`;
-        const version = await admin.query<{ server_version: string }>('show server_version');
-        console.log(`\nPostgreSQL ${version.rows[0]?.server_version ?? ''} (throwaway database ${name} on ${shown.host}, pool of 10 connections):`);
-        const server = await openDatabase({ databaseUrl: url.toString(), poolSize: 10 });
-        try {
-          results.push(['PostgreSQL', await bench('postgres', server, payload, records)]);
-        } finally {
-          await server.close();
-        }
+        results.push(['PostgreSQL', await bench('postgres', server, payload, records)]);
       } finally {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+        await server.close();
       }
-    }
+    });
   }
 
   table(results);

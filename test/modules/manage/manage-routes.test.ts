@@ -3,6 +3,7 @@
 // refused with a clear answer; cancel and reschedule keep the booking rules and the service's notice.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
 import { DateTime } from 'luxon';
 import { createTestContext, json, TEST_SECRETS } from '../../helpers/app.js';
@@ -35,7 +36,7 @@ function call(token: string, method: 'GET' | 'POST', path: string, payload?: Rec
   return context.app.inject({ method, url: `/v3/manage/${path}`, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
 }
 
-function assertRefused(response: { statusCode: number; body: string }, status: number, message: RegExp) {
+function assertRefused(response: LightMyRequestResponse, status: number, message: RegExp) {
   assert.equal(response.statusCode, status, response.body);
   const body = json(response);
   assert.equal(body.success, false);

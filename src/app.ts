@@ -47,6 +47,7 @@ import { templatesModule } from './modules/templates/module.js';
 import { notificationsModule } from './modules/notifications/module.js';
 import { externalCalendarsModule } from './modules/external-calendars/module.js';
 import { migrationModule } from './modules/migration/module.js';
+import { manageModule } from './modules/manage/module.js';
 import { createExternalCalendarEngine } from './modules/external-calendars/engine.js';
 
 /** Every capability, in the order its routes are registered (and listed in /openapi.json). */
@@ -69,6 +70,7 @@ export const MODULES: readonly AppModule[] = [
   notificationsModule,
   externalCalendarsModule,
   migrationModule,
+  manageModule,
 ];
 
 export interface BuildAppOptions {

@@ -38,7 +38,7 @@ test('the embedded database keeps data across a restart, and SIGTERM shuts down 
 test('NODE_ENV=production without secrets refuses to start and names them', async () => {
   const running = await start({ NODE_ENV: 'production', DATA_DIR: join(tmpdir(), `never-${randomUUID()}`) });
   assert.equal(await running.exit, 1);
-  for (const name of ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET', 'CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET']) assert.match(running.output(), new RegExp(name));
+  for (const name of ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET', 'CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET', 'MANAGE_TOKEN_SECRET']) assert.match(running.output(), new RegExp(name));
 });
 
 test('two instances started together on one PostgreSQL both come up and share data', async (t) => {

@@ -8,8 +8,9 @@
  * CALENDAR_TOKEN_SECRET signs Calendar Selection Tokens and OAuth `state` (the specification: "the
  * signing secret is managed by the service"); CREDENTIAL_ENCRYPTION_SECRET is the key of stored
  * provider credentials (platform/encryption.ts; rotation: CREDENTIAL_ENCRYPTION_PREVIOUS_SECRETS).
+ * MANAGE_TOKEN_SECRET signs the customer's manage-link tokens (modules/manage), managed the same way.
  */
-export const SECRET_NAMES = ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET', 'CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET'] as const;
+export const SECRET_NAMES = ['AUTH_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET', 'CURSOR_SECRET', 'CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET', 'MANAGE_TOKEN_SECRET'] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
 export interface OidcConfig {

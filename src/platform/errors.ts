@@ -27,7 +27,7 @@ export interface ErrorBody {
 
 export class ApiError extends Error {
   constructor(
-    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503,
+    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 410 | 429 | 500 | 503,
     message: string,
     readonly errors: FieldError[] = [],
     readonly code?: string,
@@ -62,6 +62,8 @@ export const unauthorized = (message: string) => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string, errors: FieldError[] = []) => new ApiError(409, message, errors);
+/** The record is gone for good (a manage link whose appointment was cancelled or moved). */
+export const gone = (message: string) => new ApiError(410, message);
 
 // --- Mapping of schema (Ajv) failures -------------------------------------------------------
 

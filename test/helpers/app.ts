@@ -23,6 +23,7 @@ export const TEST_SECRETS: Secrets = {
   CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcd',
   CALENDAR_TOKEN_SECRET: 'test-calendar-token-secret-0123456789abcdef0123',
   CREDENTIAL_ENCRYPTION_SECRET: 'test-credential-encryption-secret-0123456789ab',
+  MANAGE_TOKEN_SECRET: 'test-manage-token-secret-0123456789abcdef012345678',
 };
 
 export interface TestContext {

@@ -136,7 +136,7 @@ describe('resolveSecrets', () => {
       const fromEnv = 'environment-auth-secret-0123456789abcdefghijklmnop';
       const withEnv = await resolveSecrets(database.db, loadConfig({ NODE_ENV: 'test', AUTH_TOKEN_SECRET: fromEnv }));
       assert.equal(withEnv.AUTH_TOKEN_SECRET, fromEnv);
-      assert.deepEqual((await stored()).map((row) => row.name), ['CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET', 'CURSOR_SECRET', 'REFRESH_TOKEN_SECRET']);
+      assert.deepEqual((await stored()).map((row) => row.name), ['CALENDAR_TOKEN_SECRET', 'CREDENTIAL_ENCRYPTION_SECRET', 'CURSOR_SECRET', 'MANAGE_TOKEN_SECRET', 'REFRESH_TOKEN_SECRET']);
 
       // Without it, the missing one is generated now; the others are the ones already stored.
       const config = loadConfig({ NODE_ENV: 'test' });

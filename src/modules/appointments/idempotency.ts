@@ -26,6 +26,8 @@ function idempotencyCaller(principal: Principal): string {
       return `public:${principal.origin}`;
     case 'calendarSelection':
       return `calendarSelection:${principal.selection.connectionId}`;
+    case 'manage':
+      return `manage:${principal.manage.appointmentId}`;
   }
 }
 

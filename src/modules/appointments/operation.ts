@@ -66,8 +66,10 @@ export function dailyLimitsKey(prepared: PreparedSearch): string | null {
 }
 
 /** Who may see an appointment: scope by location, and a Resource-role user only their resource's. */
-export function visible(principal: Principal, row: { locationId: string; resourceIds: string[]; createdVia: string }): boolean {
+export function visible(principal: Principal, row: { id?: string; locationId: string; resourceIds: string[]; createdVia: string }): boolean {
   if (principal.kind === 'public') return row.createdVia === 'public';
+  // A manage link reaches its own appointment and nothing else (modules/manage).
+  if (principal.kind === 'manage') return row.id === principal.manage.appointmentId;
   const scope = locationScope(principal);
   if (scope && !scope.has(row.locationId)) return false;
   if (isResourceRole(principal)) return principal.linkedResourceId !== null && row.resourceIds.includes(principal.linkedResourceId);

@@ -94,7 +94,7 @@ export function createCompanyService({
           ? { onlyCompanyId: principal.companyId, search: query.search }
           : principal.kind === 'user' || principal.kind === 'dashboard'
             ? { userId: principal.userId, search: query.search }
-            : { onlyCompanyId: principal.kind === 'public' ? principal.companyId : principal.selection.companyId, search: query.search };
+            : { onlyCompanyId: principal.kind === 'public' ? principal.companyId : principal.kind === 'manage' ? principal.manage.companyId : principal.selection.companyId, search: query.search };
       const { rows, total } = await repository.page(filter, pageWindow(query));
       const locations = query.include?.has('locations') ? await repository.locationsOf(rows.map((row) => row.id)) : undefined;
       const data = rows.map((row) => ({

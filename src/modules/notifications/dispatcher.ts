@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/database/index.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../appointments/idempotency.js';
 import { createMessageSender } from './messages.js';
-import type { MessageChannels } from './messages.js';
+import type { CustomerLinkSource, MessageChannels } from './messages.js';
 import { createEventProcessor } from './processing.js';
 import { createNotificationRepository } from './repository.js';
 import type { NotificationRepository } from './repository.js';
@@ -38,6 +38,8 @@ export interface DispatcherDeps<C = unknown> {
   now?: () => number;
   webhooks: WebhookChannel;
   messages: MessageChannels<C>;
+  /** The manage link and .ics of customer messages (modules/manage/links.ts); none without. */
+  links?: CustomerLinkSource;
   log?: { warn(object: unknown, message: string): void };
   /** External calendar write-back of each event (modules/external-calendars/write-back.ts); rerun safely. */
   calendars?: { reconcile(event: ClaimedEvent): Promise<void> };
@@ -69,7 +71,7 @@ export function createDispatcher<C>(deps: DispatcherDeps<C>) {
     clock,
     log: deps.log,
     deliverWebhooks: createWebhookDelivery({ db, webhooks: deps.webhooks, onWebhookOutcome: deps.onWebhookOutcome }),
-    sendMessages: createMessageSender({ repository, messages: deps.messages }),
+    sendMessages: createMessageSender({ repository, messages: deps.messages, links: deps.links }),
     ...(deps.calendars ? { writeCalendars: (event: ClaimedEvent) => deps.calendars!.reconcile(event) } : {}),
   });
   let lastReminderScan = 0;

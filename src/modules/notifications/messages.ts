@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, EventTrigger, RecipientType, TemplateType } from '../../platform/database/schema.js';
 import type { SendOutcome } from '../../platform/messaging/outcome.js';
+import type { EmailAttachment } from '../../platform/messaging/email.js';
 import type { Appointment } from '../appointments/mapper.js';
 import type { ClaimedEvent, MessageSources, NotificationRepository } from './repository.js';
 
@@ -15,6 +16,8 @@ export interface MessageData {
   service: { name: string; duration: number };
   customer: { firstName: string; lastName: string | null; email: string; phone: string | null } | null;
   resources: Array<{ name: string; email: string | null; phone: string | null }>;
+  /** The customer's manage link: set only in the data of customer messages. */
+  manageUrl?: string | null;
 }
 
 /** Which template each trigger's messages use. */
@@ -39,7 +42,7 @@ export interface MessageChannels<C> {
   template(companyId: string, type: TemplateType, recipientType: RecipientType, channel: Channel): Promise<{ subject: string; body: string }>;
   render(template: { subject: string; body: string }, context: C, channel: Channel): RenderedMessage;
   context(data: MessageData): C;
-  email: { send(message: { to: string; subject: string; text: string }): Promise<SendOutcome> };
+  email: { send(message: { to: string; subject: string; text: string; attachments?: EmailAttachment[] | undefined }): Promise<SendOutcome> };
   sms: { send(message: { to: string; body: string }): Promise<SendOutcome> };
 }
 
@@ -65,12 +68,19 @@ function recipientsOf(sources: MessageSources): Recipient[] {
   return recipients;
 }
 
+/** Customer self-service in customer messages (modules/manage/links.ts): the manage link and the .ics. */
+export interface CustomerLinkSource {
+  manageUrl(appointment: Appointment): Promise<string | null>;
+  calendarFile(trigger: EventTrigger, data: MessageData, manageUrl: string | null): Promise<EmailAttachment | null>;
+}
+
 export interface MessageSenderDeps<C> {
   repository: Pick<NotificationRepository, 'appointment' | 'messageSources' | 'insertMessage' | 'finishMessage'>;
   messages: MessageChannels<C>;
+  links?: CustomerLinkSource | undefined;
 }
 
-export function createMessageSender<C>({ repository, messages }: MessageSenderDeps<C>) {
+export function createMessageSender<C>({ repository, messages, links }: MessageSenderDeps<C>) {
   /** The message data of an event, or null when a record it needs is gone. */
   async function messageData(event: ClaimedEvent): Promise<{ data: MessageData; sources: MessageSources } | null> {
     let appointment = event.payload;
@@ -90,13 +100,13 @@ export function createMessageSender<C>({ repository, messages }: MessageSenderDe
   }
 
   /** Sends one recorded message, unless the company turned its channel off (webhooks are not affected). */
-  function send(recipient: Recipient, rendered: RenderedMessage, sources: MessageSources): Promise<SendOutcome> {
+  function send(recipient: Recipient, rendered: RenderedMessage, sources: MessageSources, attachments?: EmailAttachment[]): Promise<SendOutcome> {
     const enabled = recipient.channel === 'EMAIL' ? !sources.company.disableEmailNotifications : !sources.company.disableSmsNotifications;
     if (!enabled) {
       return Promise.resolve({ status: 'not_sent', reason: `${recipient.channel === 'EMAIL' ? 'Email' : 'SMS'} notifications are turned off for this company` });
     }
     return recipient.channel === 'EMAIL'
-      ? messages.email.send({ to: recipient.to, subject: rendered.subject ?? '', text: rendered.text })
+      ? messages.email.send({ to: recipient.to, subject: rendered.subject ?? '', text: rendered.text, attachments })
       : messages.sms.send({ to: recipient.to, body: rendered.text });
   }
 
@@ -108,14 +118,26 @@ export function createMessageSender<C>({ repository, messages }: MessageSenderDe
     if (!loaded) return;
     const type = TEMPLATE_OF[event.trigger];
     const context = messages.context(loaded.data);
+    // The customer's messages alone carry the manage link (it acts for the customer) and the
+    // calendar entry; both are made once, for the first customer message.
+    let customer: { context: C; attachments: EmailAttachment[] } | undefined;
+    const customerExtras = async () => {
+      if (!customer) {
+        const manageUrl = links ? await links.manageUrl(loaded.data.appointment) : null;
+        const file = links ? await links.calendarFile(event.trigger, loaded.data, manageUrl) : null;
+        customer = { context: manageUrl ? messages.context({ ...loaded.data, manageUrl }) : context, attachments: file ? [file] : [] };
+      }
+      return customer;
+    };
     // Email and SMS are built separately, each from its own channel's template (Notification
     // templates 3); recipients of one type and channel share the rendered message.
     const built = new Map<string, RenderedMessage>();
     for (const recipient of recipientsOf(loaded.sources)) {
       const key = `${recipient.recipientType}:${recipient.channel}`;
+      const extras = recipient.recipientType === 'CUSTOMER' ? await customerExtras() : undefined;
       let rendered = built.get(key);
       if (!rendered) {
-        rendered = messages.render(await messages.template(event.companyId, type, recipient.recipientType, recipient.channel), context, recipient.channel);
+        rendered = messages.render(await messages.template(event.companyId, type, recipient.recipientType, recipient.channel), extras?.context ?? context, recipient.channel);
         built.set(key, rendered);
       }
       const id = randomUUID();
@@ -132,7 +154,8 @@ export function createMessageSender<C>({ repository, messages }: MessageSenderDe
         body: rendered.text,
       });
       if (!inserted) continue;
-      await repository.finishMessage(event.companyId, id, await send(recipient, rendered, loaded.sources));
+      const attachments = recipient.channel === 'EMAIL' ? extras?.attachments : undefined;
+      await repository.finishMessage(event.companyId, id, await send(recipient, rendered, loaded.sources, attachments));
     }
   };
 }

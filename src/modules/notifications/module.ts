@@ -7,6 +7,7 @@ import { activeWebhooksFor, finishDelivery, startDelivery } from '../webhooks/re
 import { defaultResolve, deliverWebhook } from '../webhooks/delivery-client.js';
 import { createTemplateService } from '../templates/service.js';
 import { buildMergeContext, renderTemplate } from '../templates/render.js';
+import { createCustomerLinks } from '../manage/links.js';
 import { createDispatcher } from './dispatcher.js';
 import type { Dispatcher } from './dispatcher.js';
 import { registerNotificationRoutes } from './routes.js';
@@ -34,7 +35,7 @@ export const notificationsModule = {
   name: 'notifications',
   register(
     app: App,
-    { db, config, log, metrics, repositories, email, sms, externalCalendars }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms' | 'externalCalendars'>,
+    { db, config, log, metrics, repositories, email, sms, externalCalendars, tokens }: Pick<AppParts, 'db' | 'config' | 'log' | 'metrics' | 'repositories' | 'email' | 'sms' | 'externalCalendars' | 'tokens'>,
   ) {
     registerNotificationRoutes(app, { repository: repositories.notifications });
     const templates = createTemplateService({ repository: repositories.templates });
@@ -67,6 +68,7 @@ export const notificationsModule = {
         email,
         sms,
       },
+      links: createCustomerLinks({ db, tokens, publicBaseUrl: config.publicBaseUrl, emailFrom: config.emailFrom }),
     });
     app.decorate('dispatcher', dispatcher);
   },

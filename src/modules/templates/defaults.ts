@@ -71,6 +71,10 @@ const CONTACT = [
   '{{/if}}{{/if}}',
 ].join('');
 
+/** The customer's manage link, in the messages of an appointment they can still change (empty: no line). */
+const MANAGE = '{{#if appointment.manageUrl}}See, reschedule or cancel your appointment: {{appointment.manageUrl}}\n\n{{/if}}';
+const WITH_MANAGE_LINK = new Set<NotificationType>(['APPOINTMENT_BOOKED', 'APPOINTMENT_RESCHEDULED']);
+
 function emailTemplate(type: NotificationType, recipientType: RecipientType): DefaultTemplate {
   const words = WORDING[type];
   const subjectTail = '{{service.name}} on {{appointment.date}} at {{appointment.time}}';
@@ -87,7 +91,7 @@ function emailTemplate(type: NotificationType, recipientType: RecipientType): De
         '',
         DETAILS,
         '',
-        `${NOTES}${CONTACT}`,
+        `${WITH_MANAGE_LINK.has(type) ? MANAGE : ''}${NOTES}${CONTACT}`,
         '',
         '{{company.name}}',
         '',

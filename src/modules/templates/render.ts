@@ -191,6 +191,8 @@ export interface MergeData {
   service: { name: string; duration: number };
   customer: { firstName: string; lastName?: string | null | undefined; email: string; phone?: string | null | undefined } | null;
   resources: Array<{ name: string; email?: string | null | undefined; phone?: string | null | undefined }>;
+  /** The customer's manage link (modules/manage/links.ts); only customer messages carry one. */
+  manageUrl?: string | null | undefined;
 }
 
 export interface MergeResource {
@@ -220,6 +222,8 @@ export interface MergeContext {
     service: string;
     /** The IANA zone the date and times are in. */
     timezone: string;
+    /** The customer's manage link (see, cancel, reschedule); empty in staff messages and without PUBLIC_BASE_URL. */
+    manageUrl: string;
   } & Record<CustomFieldName, string>;
   customer: { firstName: string; lastName: string; name: string; email: string; phone: string; resource: string };
   /** The first resource ({name: '', ...} when there is none). */
@@ -287,6 +291,7 @@ export function buildMergeContext(data: MergeData): MergeContext {
       location: data.location.name,
       service: data.service.name,
       timezone: zone,
+      manageUrl: text(data.manageUrl),
       ...customFields,
     },
     customer: {
@@ -331,6 +336,7 @@ export const SAMPLE_DATA: MergeData = {
     { name: 'Blake', email: 'blake@example.com', phone: null },
     { name: 'Casey', email: null, phone: '+447700900003' },
   ],
+  manageUrl: 'https://booking.example.com/manage/sample-token',
 };
 const SAMPLE_CONTEXT = buildMergeContext(SAMPLE_DATA);
 

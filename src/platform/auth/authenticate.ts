@@ -3,13 +3,14 @@ import { sha256 } from '../crypto.js';
 import { forbidden, unauthorized } from '../errors.js';
 import type { Access, Principal } from './principal.js';
 import type { PrincipalRepository } from './principal-repository.js';
-import { TokenError } from './tokens.js';
+import { ManageTokenError, TokenError } from './tokens.js';
 import type { TokenService } from './tokens.js';
 
 export const SUSPENDED_MESSAGE = 'Company account is suspended';
 export const INVALID_CLIENT_ID_MESSAGE = 'Invalid Client ID';
 export const USER_NOT_ASSOCIATED_MESSAGE = 'User is not associated with the company of this API key';
 export const CALENDAR_SELECTION_TOKEN_MESSAGE = 'A Calendar Selection Token is valid only for the list, select and disconnect calls of its own connection';
+export const MANAGE_LINK_UNKNOWN_MESSAGE = 'Invalid manage link: it names no appointment of this company';
 export const DOCS_TOKEN_MESSAGE = 'A docs token only opens the documentation at /docs; it cannot call the API';
 
 /** Why an identity provider's token does not sign anyone in. */
@@ -82,7 +83,22 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
     return { kind: 'public', companyId: company.id, origin };
   }
 
-  async function bearerPrincipal(request: FastifyRequest, access: Exclude<Access, { mode: 'none' | 'public' }>): Promise<Principal> {
+  /** A manage-link token, and nothing else: the customer's handle on one appointment. */
+  async function managePrincipal(request: FastifyRequest): Promise<Principal> {
+    let claims;
+    try {
+      claims = await tokens.verifyManageToken(readBearer(request));
+    } catch (error) {
+      if (error instanceof ManageTokenError) throw unauthorized(error.message);
+      throw error;
+    }
+    const context = await principals.manageContext(claims.companyId, claims.appointmentId);
+    if (!context?.appointmentId) throw unauthorized(MANAGE_LINK_UNKNOWN_MESSAGE);
+    if (context.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
+    return { kind: 'manage', manage: claims };
+  }
+
+  async function bearerPrincipal(request: FastifyRequest, access: Exclude<Access, { mode: 'none' | 'public' | 'manage' }>): Promise<Principal> {
     let verified;
     try {
       verified = await tokens.verifyBearer(readBearer(request));
@@ -150,7 +166,9 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const access = accessOf(request);
     if (access.mode === 'none') return;
-    request.principal = access.mode === 'public' ? await publicPrincipal(request) : await bearerPrincipal(request, access);
+    if (access.mode === 'public') request.principal = await publicPrincipal(request);
+    else if (access.mode === 'manage') request.principal = await managePrincipal(request);
+    else request.principal = await bearerPrincipal(request, access);
   };
 }
 

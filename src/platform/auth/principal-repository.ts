@@ -31,6 +31,16 @@ export function createPrincipalRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** The company of a manage-link token, and whether its appointment still exists there. */
+    manageContext(companyId: string, appointmentId: string) {
+      return db
+        .selectFrom('companies as c')
+        .leftJoin('appointments as a', (join) => join.onRef('a.companyId', '=', 'c.id').on('a.id', '=', appointmentId))
+        .select(['c.suspendedAt', 'a.id as appointmentId'])
+        .where('c.id', '=', companyId)
+        .executeTakeFirst();
+    },
+
     companyByApiKeyHash(apiKeyHash: string) {
       return db
         .selectFrom('companies')

@@ -21,7 +21,12 @@ export type Principal =
    * A Calendar Selection Token. Its company sits inside `selection`, not in `companyId`, so no
    * route that asks for a company caller (requireCompany) can ever take it.
    */
-  | { kind: 'calendarSelection'; selection: { companyId: string; resourceId: string; connectionId: string } };
+  | { kind: 'calendarSelection'; selection: { companyId: string; resourceId: string; connectionId: string } }
+  /**
+   * A customer's manage link (modules/manage): one appointment. Its company sits inside `manage`
+   * for the same reason as the selection token's: no company route can take it.
+   */
+  | { kind: 'manage'; manage: { companyId: string; appointmentId: string } };
 
 export type CompanyPrincipal = Extract<Principal, { companyId: string }>;
 
@@ -41,7 +46,9 @@ export type Access =
    * the path's resource and connection); everywhere else that token is 401.
    */
   | { mode: 'company'; machineMessage?: string; roles?: Role[]; calendarSelection?: true }
-  | { mode: 'public' };
+  | { mode: 'public' }
+  /** A manage-link token (Authorization: Bearer) only: the /v3/manage/* routes. */
+  | { mode: 'manage' };
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -17,6 +17,7 @@ import type { Secrets } from '../secrets.js';
  * | refresh   | refresh   | refresh   | REFRESH_TOKEN_SECRET | REFRESH_TOKEN_TTL_SECONDS |
  * | calendar selection | calendar-selection | calendar_selection | CALENDAR_TOKEN_SECRET | 15 minutes |
  * | OAuth state (not a Bearer) | calendar-oauth-state | oauth_state | CALENDAR_TOKEN_SECRET | 15 minutes |
+ * | manage link | manage | manage | MANAGE_TOKEN_SECRET | until a day after the appointment ends |
  */
 export const TOKEN_ISSUER = 'service:v3-api';
 export const MACHINE_AUDIENCE = 'api';
@@ -62,6 +63,22 @@ export interface OAuthStateClaims {
   nonce: string;
 }
 
+/** A customer's manage link: one appointment of one company (modules/manage). */
+export interface ManageClaims {
+  companyId: string;
+  appointmentId: string;
+}
+
+/** A manage link opens its appointment until this long after the appointment's end (docs/api.md, Customer self-service). */
+export const MANAGE_TOKEN_GRACE_SECONDS = 86_400;
+
+/** Why a manage token was refused: `expired` is told apart so the page can say so. */
+export class ManageTokenError extends Error {
+  constructor(readonly reason: 'invalid' | 'expired') {
+    super(reason === 'expired' ? 'This manage link has expired: the appointment is over' : 'Invalid manage link: it is not one this service issued, or it was altered');
+  }
+}
+
 /** Calendar Selection Token lifetime (specification: about 15 minutes). */
 export const CALENDAR_SELECTION_TTL_SECONDS = 900;
 /** An OAuth `state` is good for 15 minutes (decisions.md, External calendars). */
@@ -88,6 +105,7 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
   const refreshKey = new TextEncoder().encode(secrets.REFRESH_TOKEN_SECRET);
   // Its own secret, managed by the service (secrets.ts): a leak of one kind's key forges no other.
   const calendarKey = new TextEncoder().encode(secrets.CALENDAR_TOKEN_SECRET);
+  const manageKey = new TextEncoder().encode(secrets.MANAGE_TOKEN_SECRET);
   const oidcKeys = oidc ? createRemoteJWKSet(new URL(oidc.jwksUrl)) : undefined;
 
   function sign(payload: JWTPayload, audience: string, ttlSeconds: number, key: Uint8Array, subject?: string) {
@@ -155,6 +173,31 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       );
     },
 
+    /** A manage-link token; it expires MANAGE_TOKEN_GRACE_SECONDS after `endsAt` (the appointment's end). */
+    signManageToken(claims: ManageClaims, endsAt: Date): Promise<string> {
+      return new SignJWT({ token_use: 'manage', company_id: claims.companyId, appointment_id: claims.appointmentId })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience('manage')
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(endsAt.getTime() / 1000) + MANAGE_TOKEN_GRACE_SECONDS)
+        .sign(manageKey);
+    },
+
+    /** Throws ManageTokenError when the token is forged, altered, expired or not a manage token. */
+    async verifyManageToken(token: string): Promise<ManageClaims> {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, manageKey, { issuer: TOKEN_ISSUER, audience: 'manage', algorithms: ALGORITHMS }));
+      } catch (error) {
+        // Only a token whose signature held can be told it expired; jose checks the signature first.
+        throw new ManageTokenError(error instanceof Error && (error as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'invalid');
+      }
+      const { company_id: companyId, appointment_id: appointmentId } = payload;
+      if (payload.token_use !== 'manage' || typeof companyId !== 'string' || typeof appointmentId !== 'string') throw new ManageTokenError('invalid');
+      return { companyId, appointmentId };
+    },
+
     /** Throws TokenError when the state is forged, expired or not a state. Single use is the caller's (the nonce). */
     async verifyOAuthState(state: string): Promise<OAuthStateClaims> {
       try {
@@ -196,6 +239,9 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       }
       if (unverified.token_use === 'refresh') {
         throw new TokenError('A refresh token cannot be used as a Bearer token; exchange it at POST /v3/auth/token');
+      }
+      if (unverified.token_use === 'manage') {
+        throw new TokenError('A manage link token opens only its own appointment, at /v3/manage/*');
       }
       if (unverified.token_use === 'calendar_selection') {
         try {

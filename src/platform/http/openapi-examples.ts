@@ -93,6 +93,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   rescheduleAppointment: { Unavailability: { startTime: '2026-12-08T14:00:00-05:00', endTime: '2026-12-08T15:00:00-05:00' }, CustomerId: CUSTOMER },
   holdPublicAppointment: { Unavailability: SLOT, ResourceIds: [RESOURCE] },
   bookPublicAppointment: { name: 'Cara Jones', email: 'cara.jones@example.com', phone: '2125550188' },
+  rescheduleManagedAppointment: { Unavailability: { startTime: '2026-12-08T14:00:00-05:00', endTime: '2026-12-08T15:00:00-05:00' } },
   createWebhook: webhook,
   setWebhooks: { webhooks: [webhook] },
   updateWebhook: { active: false },

@@ -22,6 +22,7 @@ export async function registerOpenApiGenerator(app: App): Promise<void> {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Company API key, with a dashboard JWT' },
           publicClientId: { type: 'apiKey', in: 'header', name: 'x-client-id', description: 'Public client id; the Origin must be an Allowed Domain' },
           calendarSelectionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v3/calendar/selectionSession; list, select and disconnect of its own connection only' },
+          manageToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The token of a customer\'s manage link (PUBLIC_BASE_URL/manage/<token>, sent in the booking emails); /v3/manage/* of its own appointment only' },
         },
       },
     },

@@ -27,6 +27,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Not allowed for this caller (scope, role, suspended company, machine token, Origin)',
   404: 'The record in the path does not exist, is archived, or belongs to another company',
   409: 'Conflicts with an existing record',
+  410: 'Gone for good: the manage link\'s appointment was cancelled or moved to a new time',
   429: 'Rate limit exceeded; retry after Retry-After seconds',
 };
 
@@ -68,6 +69,8 @@ export const Security = {
   public: anyOf({ publicClientId: [] }),
   /** Company credentials, or the Calendar Selection Token of the path's connection. */
   companyOrCalendarSelection: anyOf({ machineToken: [] }, { dashboardJwt: [], apiKey: [] }, { calendarSelectionToken: [] }),
+  /** A customer's manage-link token (modules/manage). */
+  manage: anyOf({ manageToken: [] }),
 };
 
 /**

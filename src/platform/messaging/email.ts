@@ -29,11 +29,20 @@ export const DEFAULT_SMTP_TIMEOUT_MS = 10_000;
 /** The whole send (connect to QUIT) is cut off at this many times the per-step timeout. */
 const WHOLE_SEND_FACTOR = 3;
 
+/** A file sent with a message, built in memory (never read from a path or URL). */
+export interface EmailAttachment {
+  filename: string;
+  content: string;
+  /** For example `text/calendar; charset=utf-8; method=REQUEST`. */
+  contentType: string;
+}
+
 export interface EmailMessage {
   /** One plain address (`someone@example.com`); display names and lists are refused. */
   to: string;
   subject: string;
   text: string;
+  attachments?: EmailAttachment[] | undefined;
 }
 
 export interface EmailSender {
@@ -118,6 +127,7 @@ export function createEmailSender(options: EmailSenderOptions): EmailSender {
           to: message.to,
           subject: message.subject,
           text: message.text,
+          ...(message.attachments?.length ? { attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })) } : {}),
           // Automated mail (RFC 3834): out-of-office responders should not answer it.
           headers: { 'Auto-Submitted': 'auto-generated' },
           disableFileAccess: true,

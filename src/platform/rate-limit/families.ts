@@ -53,7 +53,8 @@ export function familyOf(method: string, routeUrl: string | undefined): Family |
   if (SIGN_IN_ROUTES.has(`${method} ${routeUrl}`)) return 'signIn';
   const read = READ_METHODS.has(method);
   // Public booking pages: their availability search is a public read like the rest of the page.
-  if (routeUrl.startsWith('/v3/public/')) return read ? 'publicRead' : 'publicWrite';
+  // A customer's manage page (modules/manage) is a public page too.
+  if (routeUrl.startsWith('/v3/public/') || routeUrl.startsWith('/v3/manage/')) return read ? 'publicRead' : 'publicWrite';
   if (read && routeUrl === '/v3/availability') return 'availability';
   if (read && routeUrl === APPOINTMENT_LIST_ROUTE) return 'appointmentList';
   if (read && routeUrl === APPOINTMENT_CURSOR_ROUTE) return 'appointmentCursor';
@@ -79,12 +80,15 @@ export function callerKey(principal: Principal, family: Family): string {
       return `user:${principal.userId}`;
     case 'calendarSelection':
       return `calendarSelection:${principal.selection.connectionId}`;
+    case 'manage':
+      return `manage:${principal.manage.companyId}:${principal.manage.appointmentId}`;
   }
 }
 
 /** The company whose admission slots a request takes (per-company concurrency cap). */
 export function admissionKey(principal: Principal): string {
   if (principal.kind === 'calendarSelection') return principal.selection.companyId;
+  if (principal.kind === 'manage') return principal.manage.companyId;
   return 'companyId' in principal ? principal.companyId : `user:${principal.userId}`;
 }
 

@@ -1478,6 +1478,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/manage/appointment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The manage link's appointment, and whether the customer may cancel or reschedule it now */
+        get: operations["getManagedAppointment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/manage/appointment/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the manage link's appointment (BK or RS → CN), within the service's notice; sends the cancellation with its calendar entry */
+        post: operations["cancelManagedAppointment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/manage/appointment/reschedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move the manage link's appointment to a slot from GET /v3/manage/availability (BK → RE plus a new BK); the old link then answers 410 */
+        post: operations["rescheduleManagedAppointment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/manage/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open slots of the appointment's service at its location: the slot picker of a reschedule */
+        get: operations["searchManagedAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2197,6 +2265,49 @@ export interface components {
             canWrite: boolean;
             /** @description Booked appointments are written to this calendar */
             write: boolean;
+        };
+        ManagedAppointment: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description BK booked or RS reserved; CN in the answer of the cancel itself (afterwards the link answers 410)
+             * @enum {string}
+             */
+            status: "IN" | "RS" | "BK" | "CN" | "RE";
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string;
+            /** @description Minutes */
+            duration: number;
+            /** @description The location's IANA time zone */
+            timezoneName: string;
+            service: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            location: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                timezoneName: string;
+            };
+            resources: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            cancel: {
+                /** @description Whether the customer may cancel now */
+                allowed: boolean;
+                reason: string | null;
+            };
+            reschedule: {
+                /** @description Whether the customer may reschedule now */
+                allowed: boolean;
+                reason: string | null;
+            };
         };
         MigrationReport: {
             dryRun: boolean;
@@ -11645,6 +11756,320 @@ export interface operations {
             };
             /** @description The record in the path does not exist, is archived, or belongs to another company */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getManagedAppointment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The managed appointment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagedAppointment"];
+                };
+            };
+            /** @description The request data is wrong (validation, an id that is not the company's, a booking rule) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed for this caller (scope, role, suspended company, machine token, Origin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The record in the path does not exist, is archived, or belongs to another company */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Gone for good: the manage link's appointment was cancelled or moved to a new time */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelManagedAppointment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The managed appointment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagedAppointment"];
+                };
+            };
+            /** @description The request data is wrong (validation, an id that is not the company's, a booking rule) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed for this caller (scope, role, suspended company, machine token, Origin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The record in the path does not exist, is archived, or belongs to another company */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Gone for good: the manage link's appointment was cancelled or moved to a new time */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rescheduleManagedAppointment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Unavailability": {
+                 *         "startTime": "2026-12-08T14:00:00-05:00",
+                 *         "endTime": "2026-12-08T15:00:00-05:00"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    Unavailability: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 with an offset
+                         */
+                        startTime: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 with an offset
+                         */
+                        endTime: string;
+                    };
+                    /** @description Minutes; must equal endTime - startTime */
+                    duration?: number;
+                    /** @description Accepted for v1 compatibility: a duration other than the service's is allowed whenever the service permits it (durationSelect) */
+                    overrideDuration?: boolean;
+                    /** @description Required when the service's roundRobin is NONE; with RANDOM or BALANCED the pool to pick from */
+                    ResourceIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success: Move the manage link's appointment to a slot from GET /v3/manage/availability (BK → RE plus a new BK); the old link then answers 410 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        appointment: components["schemas"]["ManagedAppointment"];
+                        /** @description The replacement's manage token; the new confirmation email carries its link too */
+                        manageToken: string;
+                    };
+                };
+            };
+            /** @description The request data is wrong (validation, an id that is not the company's, a booking rule) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed for this caller (scope, role, suspended company, machine token, Origin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The record in the path does not exist, is archived, or belongs to another company */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Gone for good: the manage link's appointment was cancelled or moved to a new time */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    searchManagedAvailability: {
+        parameters: {
+            query: {
+                /** @description YYYY-MM-DD, a local date of the location */
+                startDate: string;
+                /** @description Default: startDate. At most 31 days after it. */
+                endDate?: string;
+                /** @description Minutes; one of the service's duration options */
+                duration?: number;
+                /** @description Comma-separated, or repeated */
+                ResourceIds?: string[];
+                /** @description IANA zone in which startDate and endDate are read and availableDays are reported (default: the location's); slots stay UTC instants */
+                timezone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The availability */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Availability"];
+                };
+            };
+            /** @description The request data is wrong (validation, an id that is not the company's, a booking rule) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed for this caller (scope, role, suspended company, machine token, Origin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The record in the path does not exist, is archived, or belongs to another company */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Gone for good: the manage link's appointment was cancelled or moved to a new time */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,9 @@ function explain(status: number, body: ErrorBody): string {
   return t.generic(body?.message ?? `HTTP ${status}`);
 }
 
+// The search refuses days before today in the zone (AVAILABILITY-102): this month's starts today.
+const todayIn = (zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+const maxDate = (a: string, b: string) => (a > b ? a : b);
 const monthOf = (zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit' }).format(new Date()).slice(0, 7);
 function shiftMonth(month: string, by: number): string {
   const [y, m] = month.split('-').map(Number) as [number, number];
@@ -84,7 +87,7 @@ export function BookingPage({ clientId }: { clientId: string }) {
     if (!location || !service) return;
     setDays(undefined);
     void (async () => {
-      const query = { LocationId: location.id, ServiceId: service.id, startDate: `${month}-01`, endDate: `${month}-${daysIn(month)}`, timezone: zone };
+      const query = { LocationId: location.id, ServiceId: service.id, startDate: maxDate(`${month}-01`, todayIn(zone)), endDate: `${month}-${daysIn(month)}`, timezone: zone };
       const a = await api.GET('/v3/public/availability', { params: { query } });
       if (!a.data) return fail(a.response.status, a.error as ErrorBody);
       setDays(a.data.availableDays);

@@ -12,6 +12,7 @@ function shell(clientId: string): string {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Book an appointment</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/book/assets/booking.css">
 </head>
 <body>

@@ -14,7 +14,7 @@ import { createTestContext } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
 import { LONDON } from '../helpers/world.js';
-import { dayAhead, setup } from '../modules/appointments/fixtures.js';
+import { dayAhead, request, setup, slot } from '../modules/appointments/fixtures.js';
 import type { Setup } from '../modules/appointments/fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -117,6 +117,70 @@ describe('the hosted booking page in Chromium', { skip }, () => {
       }
     });
   }
+
+  const text = async (page: Page) => (await page.locator('main').innerText()).replace(/[\s\u202f]+/g, ' ');
+  const localTime = (date: string, time: string, zone: string) =>
+    DateTime.fromISO(`${date}T${time}`, { zone: LONDON }).setZone(zone).setLocale('en-US').toFormat('h:mm a');
+
+  test('a visitor in New York sees the London location\'s times in New York time, and the location\'s zone beside it', async () => {
+    const s = await shop();
+    const zone = 'America/New_York';
+    const page = await open({ viewport: { width: 1280, height: 900 }, timezoneId: zone });
+    try {
+      await page.goto(`${origin}/book/${s.tenant.publicClientId}`);
+      await page.getByRole('button', { name: /60 min/ }).first().click();
+      await page.locator('table.calendar button:not([disabled])').first().waitFor();
+      assert.equal(await page.getByLabel('Your time zone').inputValue(), zone);
+      assert.match(await text(page), /Times at the location are in Europe\/London\./);
+      const date = dayAhead(14);
+      await pickDay(page, date, zone);
+      await page.locator('ul.times button').first().waitFor();
+      await step(page, 'times', 'new-york');
+      const shown = (await page.locator('ul.times button').allInnerTexts()).map((t) => t.replace(/[\s\u202f]+/g, ' '));
+      assert.equal(shown[0], localTime(date, '09:00', zone), 'the first London slot, 09:00, in New York time');
+      assert.equal(shown.at(-1), localTime(date, '16:00', zone), 'the last London slot, 16:00, in New York time');
+
+      // Back in London time through the select: the same slots read 9:00 AM to 4:00 PM.
+      await page.getByLabel('Your time zone').selectOption(LONDON);
+      await page.getByRole('button', { name: '9:00 AM' }).waitFor();
+      assert.doesNotMatch(await text(page), /Times at the location are in/);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  test('losing a race for a time says so and lets the visitor pick another', async () => {
+    const s = await shop();
+    const page = await open({ viewport: { width: 360, height: 740 }, timezoneId: LONDON });
+    try {
+      await page.goto(`${origin}/book/${s.tenant.publicClientId}`);
+      await page.getByRole('button', { name: /60 min/ }).first().click();
+      await page.locator('table.calendar button:not([disabled])').first().waitFor();
+      const date = dayAhead(14);
+      await pickDay(page, date, LONDON);
+      await page.getByRole('button', { name: '9:00 AM' }).waitFor();
+
+      // Someone else takes 09:00 with every resource while the page still shows it.
+      for (const resourceId of s.resourceIds) {
+        const taken = await request(s, 'create', { ...slot(date, '09:00'), ResourceIds: [resourceId] });
+        assert.equal(taken.statusCode, 201, taken.body);
+      }
+      await page.getByRole('button', { name: '9:00 AM' }).click();
+      await page.getByRole('alert').waitFor();
+      assert.match(await page.getByRole('alert').innerText(), /Someone else took this time.*pick another time/s);
+      await page.getByRole('button', { name: '9:00 AM' }).waitFor({ state: 'detached' });
+      await step(page, 'slot-taken', 'race');
+
+      await page.getByRole('button', { name: '10:00 AM' }).click();
+      await page.getByLabel('Name').fill('Ada Lovelace');
+      await page.getByLabel('Email').fill('ada-race@example.com');
+      await page.getByRole('button', { name: 'Book', exact: true }).click();
+      await page.getByRole('heading', { name: 'You are booked' }).waitFor();
+      assert.match(await text(page), /10:00 AM/);
+    } finally {
+      await page.context().close();
+    }
+  });
 
   test('a page whose origin the company does not allow says so in words', async () => {
     const tenant = await context.world.tenant({ allowedDomains: ['book.example.com'] });

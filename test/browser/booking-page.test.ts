@@ -182,6 +182,29 @@ describe('the hosted booking page in Chromium', { skip }, () => {
     }
   });
 
+  test('a hold that ran out says so and sends the visitor back to the times', async () => {
+    const s = await shop();
+    const page = await open({ viewport: { width: 1280, height: 900 }, timezoneId: LONDON });
+    try {
+      await page.goto(`${origin}/book/${s.tenant.publicClientId}`);
+      await page.getByRole('button', { name: /60 min/ }).first().click();
+      await page.locator('table.calendar button:not([disabled])').first().waitFor();
+      await pickDay(page, dayAhead(14), LONDON);
+      await page.getByRole('button', { name: '11:00 AM' }).click();
+      await page.getByLabel('Name').fill('Ada Lovelace');
+      await page.getByLabel('Email').fill('ada-expired@example.com');
+      // The hold runs out on the server (a booking timer of minutes is too long for a test to wait).
+      await context.database.db.updateTable('appointments').set({ expiresAt: new Date(Date.now() - 1000) }).where('companyId', '=', s.tenant.companyId).execute();
+      await page.getByRole('button', { name: 'Book', exact: true }).click();
+      await page.getByRole('alert').waitFor();
+      assert.match(await page.getByRole('alert').innerText(), /Your hold on this time ran out.*choose a time again/s);
+      await page.getByRole('heading', { name: /Choose a time/ }).waitFor();
+      await step(page, 'hold-expired', 'expiry');
+    } finally {
+      await page.context().close();
+    }
+  });
+
   test('a page whose origin the company does not allow says so in words', async () => {
     const tenant = await context.world.tenant({ allowedDomains: ['book.example.com'] });
     const page = await open();

@@ -18,6 +18,7 @@ const ZONES: string[] = (Intl as unknown as { supportedValuesOf?: (key: string) 
 /** Words and a next step for an API refusal (docs/api.md, Public). */
 function explain(status: number, body: ErrorBody): string {
   if (body?.code === 'BOOKING-105') return t.slotTaken;
+  if (body?.code === 'BOOKING-111') return t.holdExpired;
   if (status === 429) return t.limited;
   if (status === 401) return t.unknownClient;
   if (status === 403) return t.notAllowed;

@@ -11,6 +11,8 @@ function findTests(dir) {
   const found = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
+    // The browser tests need Chromium and run by `npm run test:browser` (or when named: `npm test -- test/browser`).
+    if (path === join('test', 'browser')) continue;
     if (statSync(path).isDirectory()) found.push(...findTests(path));
     else if (name.endsWith('.test.ts')) found.push(path);
   }

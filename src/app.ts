@@ -30,6 +30,7 @@ import type { AvailabilityCache } from './modules/availability/cache.js';
 import { createRepositories } from './modules/parts.js';
 import type { AppModule, AppParts } from './modules/parts.js';
 import { operationsModule } from './modules/operations/module.js';
+import { bookingPageModule } from './modules/booking-page/module.js';
 import { identityModule } from './modules/identity/module.js';
 import { companiesModule } from './modules/companies/module.js';
 import { clientCredentialsModule } from './modules/client-credentials/module.js';
@@ -53,6 +54,7 @@ import { createExternalCalendarEngine } from './modules/external-calendars/engin
 /** Every capability, in the order its routes are registered (and listed in /openapi.json). */
 export const MODULES: readonly AppModule[] = [
   operationsModule,
+  bookingPageModule,
   identityModule,
   companiesModule,
   clientCredentialsModule,

@@ -60,6 +60,18 @@ export function originHost(origin: string, allowHttp = false): string | null {
   }
 }
 
+/**
+ * Browsers send no Origin on a same-origin GET, so the hosted booking page (/book/:publicClientId,
+ * on this server's own origin) would be refused. They do send `Sec-Fetch-Site: same-origin`, which
+ * no page script can set (a forbidden header): the request then comes from a page of this origin,
+ * and that origin is checked against allowedDomains like any other. A non-browser client can forge
+ * this header, as it can forge Origin: the check only ever stopped other sites' pages.
+ */
+function sameOriginPage(request: FastifyRequest): string | undefined {
+  if (singleHeader(request, 'sec-fetch-site') !== 'same-origin') return undefined;
+  return `${request.protocol}://${request.host}`;
+}
+
 export interface AuthenticationDeps {
   tokens: TokenService;
   principals: PrincipalRepository;
@@ -74,7 +86,7 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
     const company = await principals.companyByPublicClientId(clientId);
     if (!company) throw unauthorized(INVALID_CLIENT_ID_MESSAGE);
     if (company.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
-    const origin = singleHeader(request, 'origin');
+    const origin = singleHeader(request, 'origin') ?? sameOriginPage(request);
     if (!origin) throw forbidden('Origin header is required on public routes');
     const host = originHost(origin, publicHttpOrigins);
     if (!host || !company.allowedDomains.includes(host)) {

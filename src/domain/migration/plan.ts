@@ -103,6 +103,18 @@ class Notes {
 }
 
 /**
+ * A conversion that met a field of a shape v1 never sends (a list of nulls, a number for an object)
+ * fails that record with the reason instead of ending the whole plan.
+ */
+function guarded<T>(convert: () => T): T | { ok: false; reason: string } {
+  try {
+    return convert();
+  } catch (error) {
+    return { ok: false, reason: `a field has a shape v1 does not send (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+/**
  * Converts each record of `records`; a failed conversion or a second record with the same v1 id
  * is noted, an ignored one counted. Answers the converted values in document order.
  */
@@ -120,7 +132,7 @@ function convertAll<R, T>(
       notes.fail(kind, null, `a ${record === null ? 'null' : typeof record} where a v1 record (an object) was expected`);
       continue;
     }
-    const result = convert(record);
+    const result = guarded(() => convert(record));
     if (result.ok === 'ignored') {
       notes.ignored[kind] += 1;
       continue;
@@ -143,7 +155,7 @@ function convertAll<R, T>(
 
 /** The primary location (v1 lists default to it), else the first one. */
 function primaryLocationId(raw: V1Location[], locations: LocationImport[]): string | null {
-  const primary = raw.find((l) => (l as { primaryBusiness?: unknown }).primaryBusiness === true);
+  const primary = raw.find((l) => (l as { primaryBusiness?: unknown } | null)?.primaryBusiness === true);
   const id = primary ? v1Id(primary.id) : null;
   if (id?.ok && locations.some((l) => l.fields.legacyId === id.value)) return id.value;
   return locations[0]?.fields.legacyId ?? null;
@@ -317,7 +329,7 @@ function planAllocations(
     let today = todayIn.get(zone);
     if (today === undefined) todayIn.set(zone, (today = localDate(DateTime.fromMillis(context.now), zone)));
     const serviceId = 'serviceId' in allocation ? v1Id(allocation.serviceId) : null;
-    const result = allocationItems(allocation, { today, serviceCapacity: serviceId?.ok ? context.capacityOf.get(serviceId.value) : null });
+    const result = guarded(() => allocationItems(allocation, { today, serviceCapacity: serviceId?.ok ? context.capacityOf.get(serviceId.value) : null }));
     if (result.ok === 'ignored') {
       notes.ignored[kind] += 1;
       continue;

@@ -92,3 +92,19 @@ test('property: the plan is deterministic and accounts for every customer once (
     }),
   );
 });
+
+test('property: any JSON in any field of any record is planned or reported, never thrown', () => {
+  const json = fc.jsonValue({ maxDepth: 2 });
+  const kinds = ['locations', 'services', 'resources', 'serviceAllocations', 'resourceAllocations', 'resourceBlocks', 'customers', 'appointments'] as const;
+  fc.assert(
+    fc.property(fc.constantFrom(...kinds), fc.nat(), fc.string({ maxLength: 20 }), json, (kind, pick, field, value) => {
+      const doc = example() as unknown as Record<string, Array<Record<string, unknown>>>;
+      const base: Record<string, unknown> = { ...(doc[kind]![0] ?? { id: '1', locationId: '12', serviceId: '301', resourceId: '1502', status: 'BK' }) };
+      const fields = [...Object.keys(base), 'resources', 'customers', 'repeat', 'contact', 'customFields', 'address', 'services', 'settings', field];
+      base[fields[pick % fields.length]!] = value;
+      doc[kind] = [base];
+      planMigration(doc as unknown as V1Export, { now: NOW });
+    }),
+    { numRuns: 3000 },
+  );
+});

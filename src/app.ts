@@ -107,12 +107,19 @@ export const LOG_REDACTIONS = [
 /** Query parameters that carry a one-time secret (the external calendar OAuth callback's code and state). */
 const SECRET_QUERY_PARAMETERS = ['code', 'state', 'token'];
 
+/** Paths whose rest is a credential: the customer's manage page, /manage/<token> (modules/booking-page). */
+const SECRET_PATH_PREFIXES = ['/manage/'];
+
 /**
  * Fastify's request log fields (method, url, host, addresses), with the values of secret query
- * parameters replaced: the request line is logged before any route could hide them.
+ * parameters and the token of a secret path replaced: the request line is logged before any route
+ * could hide them.
  */
 export function serializeRequest(request: FastifyRequest) {
   let url = request.url;
+  // Everything after the prefix goes, query included: a malformed or over-long token is a credential too.
+  const secretPrefix = SECRET_PATH_PREFIXES.find((prefix) => url.toLowerCase().startsWith(prefix));
+  if (secretPrefix) url = `${secretPrefix}[redacted]`;
   const question = url.indexOf('?');
   if (question !== -1) {
     const query = new URLSearchParams(url.slice(question + 1));

@@ -247,6 +247,8 @@ function resourceSlots(
   shared: Interval[] | null,
   resource: EngineResource,
   appointments: ActiveAppointment[],
+  /** The busy intervals of every resource (resourceId null) and of this one, grouped once per search. */
+  busy: BusyInterval[],
   rangeStart: number,
   rangeEnd: number,
 ): Candidate[] {
@@ -257,11 +259,7 @@ function resourceSlots(
   const paddingMayOverflow = input.allowPaddingOverflow ?? service.allowPaddingOverflow;
 
   const ignoreExternal = input.ignoreExternalEvents ?? input.service.ignoreExternalEvents ?? false;
-  const hardBusy = normalise(
-    input.busy
-      .filter((b) => (b.resourceId === null || b.resourceId === resource.id) && !(ignoreExternal && b.external))
-      .map(({ start, end }) => ({ start, end })),
-  );
+  const hardBusy = normalise(busy.filter((b) => !(ignoreExternal && b.external)).map(({ start, end }) => ({ start, end })));
   // Sorted by start, with the running maximum of (end + padding) so a scan can begin at the first
   // appointment that can still reach a candidate and stop at the first that starts after it.
   const mine = [...appointments].sort((a, b) => a.start - b.start);
@@ -324,6 +322,12 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   const reportZone = input.reportZone ?? zone;
   const rangeStart = localToMillis(input.startDate, '00:00', reportZone);
   const rangeEnd = localToMillis(shiftDate(input.endDate, 1), '00:00', reportZone);
+  // The slot grid is the location's: laid over whole location days, as the check of a time to hold
+  // or book lays it (src/modules/appointments/slot.ts), then cut to the reported days. Laid from
+  // another zone's midnight instead, a window open across that midnight would start a grid of its
+  // own there (05:30 and 06:30 in Kolkata for a London visitor), offering times a hold refuses.
+  const gridStart = reportZone === zone ? rangeStart : DateTime.fromMillis(rangeStart, { zone }).startOf('day').toMillis();
+  const gridEnd = reportZone === zone ? rangeEnd : DateTime.fromMillis(rangeEnd - 1, { zone }).startOf('day').plus({ days: 1 }).toMillis();
   const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
   const latest = bookAheadLimit(service, input.now);
   const random = input.random ?? Math.random;
@@ -354,10 +358,20 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       appointmentsByResource.set(id, list);
     }
   }
+  // Busy time by resource, once: filtering the whole list per resource grew as resources squared.
+  const everyone = input.busy.filter((b) => b.resourceId === null);
+  const busyByResource = new Map<string, BusyInterval[]>();
+  for (const b of input.busy) {
+    if (b.resourceId === null) continue;
+    const list = busyByResource.get(b.resourceId) ?? [...everyone];
+    list.push(b);
+    busyByResource.set(b.resourceId, list);
+  }
   // Per slot start: the free resources, in id order, with the units each has left.
   const byStart = new Map<number, { end: number; ids: string[]; remaining: number[] }>();
   for (const resource of resources) {
-    for (const candidate of resourceSlots(input, shared, resource, appointmentsByResource.get(resource.id) ?? [], rangeStart, rangeEnd)) {
+    for (const candidate of resourceSlots(input, shared, resource, appointmentsByResource.get(resource.id) ?? [], busyByResource.get(resource.id) ?? everyone, gridStart, gridEnd)) {
+      if (candidate.start < rangeStart || candidate.start >= rangeEnd) continue;
       if (candidate.start < earliest || candidate.start > latest) continue;
       let entry = byStart.get(candidate.start);
       if (!entry) {

@@ -389,6 +389,22 @@ describe('more edges found by mutation testing', () => {
     assert.deepEqual(result.availableTimes.map((s) => s.remaining), [3, 2, 4], 'back-to-back allocations keep their own capacity');
   });
 
+  test("days reported in another zone keep the location's slot grid: a window open across the visitor's midnight starts no grid of its own", () => {
+    // Kolkata (UTC+5:30) open around the clock, read in London on the day its clocks go forward
+    // (29 March 2026, 23 hours): London's midnight is 05:30 in Kolkata, off the location's hourly grid.
+    const kolkata = { timezoneName: 'Asia/Kolkata', locationWeekly: everyDay('00:00', '24:00') };
+    const london = computeAvailability(input({ ...kolkata, reportZone: 'Europe/London', startDate: '2026-03-29', endDate: '2026-03-29' }));
+    const own = [
+      ...computeAvailability(input({ ...kolkata, startDate: '2026-03-29', endDate: '2026-03-29' })).availableTimes,
+      ...computeAvailability(input({ ...kolkata, startDate: '2026-03-30', endDate: '2026-03-30' })).availableTimes,
+    ].map((s) => s.startTime);
+    const shown = london.availableTimes.map((s) => s.startTime);
+    assert.equal(shown.length, 23, 'one slot for each hour of the 23-hour London day');
+    assert.equal(shown[0], '2026-03-29T00:30:00.000Z', "06:00 in Kolkata, the first of its hours after London's midnight");
+    assert.equal(shown.at(-1), '2026-03-29T22:30:00.000Z');
+    assert.deepEqual(shown.filter((start) => !own.includes(start)), [], "every slot is one the location's own days offer (and a hold accepts)");
+  });
+
   test("daily limits (dailyBookingLimitCount) count the location's local day, also when days are reported in another zone", () => {
     // 3 March in Auckland (UTC+13) runs from 2 March 11:00 to 3 March 11:00 UTC; the location is in UTC.
     const limited = service({ dailyBookingLimitCount: 1 });

@@ -1,5 +1,8 @@
 import { after } from 'node:test';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 
 /** Starts the real server process (src/server.ts) the way `npm start` does. */
@@ -75,3 +78,23 @@ export async function waitReady(running: Running): Promise<void> {
   throw new Error(`server did not become ready: ${running.output()}`);
 }
 
+
+/**
+ * The real server at debug level (its own embedded data folder, or TEST_DATABASE_URL), ready, for
+ * `work`; stopped with SIGTERM and its folder removed afterwards. The log tests read its output.
+ */
+export async function withDebugServer(work: (server: Running) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-debug-server-'));
+  const env: Record<string, string> = { LOG_LEVEL: 'debug', WORKER_ENABLED: 'false' };
+  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  else env.DATA_DIR = dataDir;
+  const server = await start(env);
+  try {
+    await waitReady(server);
+    await work(server);
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exit;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

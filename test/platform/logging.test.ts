@@ -1,13 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { LOG_REDACTIONS } from '../../src/app.js';
-import { start, waitReady } from '../helpers/server.js';
+import { withDebugServer } from '../helpers/server.js';
 
 // Structured logs carry a request id on every request line and never a credential: the real
 // server, at debug level, while every kind of credential goes through it.
@@ -37,13 +34,7 @@ async function send(base: string, method: string, path: string, options: { heade
 }
 
 test('the server logs request ids, and no password, secret, token or API key, at debug level', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-logging-'));
-  const env: Record<string, string> = { LOG_LEVEL: 'debug', WORKER_ENABLED: 'false' };
-  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-  else env.DATA_DIR = dataDir;
-  const server = await start(env);
-  try {
-    await waitReady(server);
+  await withDebugServer(async (server) => {
     const base = server.base;
     const secrets: Record<string, string> = {};
     const email = `logging-${randomUUID()}@example.com`;
@@ -120,11 +111,7 @@ test('the server logs request ids, and no password, secret, token or API key, at
     const ofRead = records.filter((r) => r.reqId === read.requestId);
     assert.deepEqual(ofRead.map((r) => r.msg), ['incoming request', 'request completed']);
     assert.deepEqual((ofRead[1]!.res as { statusCode: number }).statusCode, 200);
-  } finally {
-    server.child.kill('SIGTERM');
-    await server.exit;
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('LOG_REDACTIONS censor credential headers and fields that reach a log object', () => {

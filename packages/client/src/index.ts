@@ -22,7 +22,17 @@ export type Customer = Schemas['Customer'];
 export type Availability = Schemas['Availability'];
 /** One free time of an availability answer: what a hold takes. */
 export type AvailableTime = Availability['availableTimes'][number];
+/**
+ * The answer of the same searches with `format=compact`: each resource id once, in `resources`, and
+ * each slot's resources as indexes into it (the 200 of the document describes the full form).
+ */
+export type AvailabilityCompact = Omit<Availability, 'availableTimes'> & {
+  resources: string[];
+  availableTimes: Array<Omit<AvailableTime, 'resourceIds'> & { resourceIndexes: number[] }>;
+};
 export type Appointment = Schemas['Appointment'];
+/** The manage link's view of its appointment (`/v3/manage/*`): what the customer sees and may change. */
+export type ManagedAppointment = Schemas['ManagedAppointment'];
 export type Webhook = Schemas['Webhook'];
 export type Notification = Schemas['Notification'];
 
@@ -32,8 +42,9 @@ export interface SlotwiseClientOptions extends Omit<ClientOptions, 'baseUrl'> {
   /** The API's origin, e.g. `https://api.slotwise.example` (the paths start with `/v3`). */
   baseUrl: string;
   /**
-   * Sent as `Authorization: Bearer`: a machine token from `POST /v3/oauth/token`, or a dashboard
-   * JWT from `POST /v3/auth/login` (which company routes want together with `apiKey`).
+   * Sent as `Authorization: Bearer`: a machine token from `POST /v3/oauth/token`, a dashboard JWT
+   * from `POST /v3/auth/login` (which company routes want together with `apiKey`), or a customer's
+   * manage link token (the `/manage/<token>` of their emails), which opens `/v3/manage/*` only.
    */
   accessToken?: string;
   /** The company's API key, sent as `x-api-key` beside a dashboard JWT. Machine tokens ignore it. */

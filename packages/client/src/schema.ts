@@ -330,6 +330,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/public/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The resources a visitor may choose for a service at a location (the ones availability and hold may pick), by name */
+        get: operations["listPublicResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/public/company": {
         parameters: {
             query?: never;
@@ -1118,7 +1135,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Book a hold made by a public booking page, for the customer given by name, email and phone */
+        /** Book a hold made by a public booking page, for the customer given by name, email and phone, with the answers to the custom fields the company's page asks */
         put: operations["bookPublicAppointment"];
         post?: never;
         delete?: never;
@@ -1584,6 +1601,23 @@ export interface components {
             suspended: boolean;
             /** @description Minutes before the start at which APPOINTMENT_REMINDER is sent for booked appointments (a location may override) */
             reminderOffsets: number[];
+            /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+            bookingPage: {
+                brandColor?: string | null;
+                logoUrl?: string | null;
+                currency?: string | null;
+                /** @description Custom fields the booking page asks, in this order */
+                fields?: {
+                    /**
+                     * @description The appointment custom field the answer is stored in
+                     * @enum {string}
+                     */
+                    name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                    /** @description The question shown to the visitor */
+                    label: string;
+                    required: boolean;
+                }[];
+            };
             /** @description With include=locations on lists */
             locations?: {
                 /** Format: uuid */
@@ -3002,7 +3036,19 @@ export interface operations {
                  *       "allowedDomains": [
                  *         "https://book.acme-dental.example",
                  *         "https://www.acme-dental.example"
-                 *       ]
+                 *       ],
+                 *       "bookingPage": {
+                 *         "brandColor": "#0b6e4f",
+                 *         "logoUrl": "https://www.acme-dental.example/logo.png",
+                 *         "currency": "EUR",
+                 *         "fields": [
+                 *           {
+                 *             "name": "field1",
+                 *             "label": "Reason for the visit",
+                 *             "required": true
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -3012,6 +3058,23 @@ export interface operations {
                     disableSmsNotifications?: boolean;
                     /** @description Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080 */
                     reminderOffsets?: number[];
+                    /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                    bookingPage?: {
+                        brandColor?: string | null;
+                        logoUrl?: string | null;
+                        currency?: string | null;
+                        /** @description Custom fields the booking page asks, in this order */
+                        fields?: {
+                            /**
+                             * @description The appointment custom field the answer is stored in
+                             * @enum {string}
+                             */
+                            name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                            /** @description The question shown to the visitor */
+                            label: string;
+                            required: boolean;
+                        }[];
+                    };
                     /**
                      * @deprecated
                      * @description Write only. When neither channel flag is in the body, both take this value.
@@ -3089,6 +3152,23 @@ export interface operations {
                     disableSmsNotifications?: boolean;
                     /** @description Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080 */
                     reminderOffsets?: number[];
+                    /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                    bookingPage?: {
+                        brandColor?: string | null;
+                        logoUrl?: string | null;
+                        currency?: string | null;
+                        /** @description Custom fields the booking page asks, in this order */
+                        fields?: {
+                            /**
+                             * @description The appointment custom field the answer is stored in
+                             * @enum {string}
+                             */
+                            name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                            /** @description The question shown to the visitor */
+                            label: string;
+                            required: boolean;
+                        }[];
+                    };
                     /**
                      * @deprecated
                      * @description Write only. When neither channel flag is in the body, both take this value.
@@ -3119,6 +3199,23 @@ export interface operations {
                         suspended: boolean;
                         /** @description Minutes before the start at which APPOINTMENT_REMINDER is sent for booked appointments (a location may override) */
                         reminderOffsets: number[];
+                        /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                        bookingPage: {
+                            brandColor?: string | null;
+                            logoUrl?: string | null;
+                            currency?: string | null;
+                            /** @description Custom fields the booking page asks, in this order */
+                            fields?: {
+                                /**
+                                 * @description The appointment custom field the answer is stored in
+                                 * @enum {string}
+                                 */
+                                name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                                /** @description The question shown to the visitor */
+                                label: string;
+                                required: boolean;
+                            }[];
+                        };
                         /** @description With include=locations on lists */
                         locations?: {
                             /** Format: uuid */
@@ -3182,7 +3279,19 @@ export interface operations {
                  *       "allowedDomains": [
                  *         "https://book.acme-dental.example",
                  *         "https://www.acme-dental.example"
-                 *       ]
+                 *       ],
+                 *       "bookingPage": {
+                 *         "brandColor": "#0b6e4f",
+                 *         "logoUrl": "https://www.acme-dental.example/logo.png",
+                 *         "currency": "EUR",
+                 *         "fields": [
+                 *           {
+                 *             "name": "field1",
+                 *             "label": "Reason for the visit",
+                 *             "required": true
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -3192,6 +3301,23 @@ export interface operations {
                     disableSmsNotifications?: boolean;
                     /** @description Minutes before the start, for example [1440, 60]; at most five, each 1 to 10080 */
                     reminderOffsets?: number[];
+                    /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                    bookingPage?: {
+                        brandColor?: string | null;
+                        logoUrl?: string | null;
+                        currency?: string | null;
+                        /** @description Custom fields the booking page asks, in this order */
+                        fields?: {
+                            /**
+                             * @description The appointment custom field the answer is stored in
+                             * @enum {string}
+                             */
+                            name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                            /** @description The question shown to the visitor */
+                            label: string;
+                            required: boolean;
+                        }[];
+                    };
                     /**
                      * @deprecated
                      * @description Write only. When neither channel flag is in the body, both take this value.
@@ -3334,6 +3460,23 @@ export interface operations {
                         suspended: boolean;
                         /** @description Minutes before the start at which APPOINTMENT_REMINDER is sent for booked appointments (a location may override) */
                         reminderOffsets: number[];
+                        /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                        bookingPage: {
+                            brandColor?: string | null;
+                            logoUrl?: string | null;
+                            currency?: string | null;
+                            /** @description Custom fields the booking page asks, in this order */
+                            fields?: {
+                                /**
+                                 * @description The appointment custom field the answer is stored in
+                                 * @enum {string}
+                                 */
+                                name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                                /** @description The question shown to the visitor */
+                                label: string;
+                                required: boolean;
+                            }[];
+                        };
                         /** @description With include=locations on lists */
                         locations?: {
                             /** Format: uuid */
@@ -3834,7 +3977,70 @@ export interface operations {
                             durationInterval: number | null;
                             feeAmount: number | null;
                             imageUrl: string | null;
+                            /**
+                             * @description How a hold without a chosen resource gets one: NONE needs the page to name one, RANDOM and BALANCED pick one, COMBINED takes them all
+                             * @enum {string}
+                             */
+                            roundRobin: "NONE" | "RANDOM" | "BALANCED" | "COMBINED";
                             locationIds: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description The request data is wrong (validation, an id that is not the company's, a booking rule) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed for this caller (scope, role, suspended company, machine token, Origin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPublicResources: {
+        parameters: {
+            query: {
+                LocationId: string;
+                ServiceId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: The resources a visitor may choose for a service at a location (the ones availability and hold may pick), by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
                         }[];
                     };
                 };
@@ -3889,6 +4095,23 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description Booking page and embed settings (docs/api.md, Booking page settings) */
+                        bookingPage: {
+                            brandColor?: string | null;
+                            logoUrl?: string | null;
+                            currency?: string | null;
+                            /** @description Custom fields the booking page asks, in this order */
+                            fields?: {
+                                /**
+                                 * @description The appointment custom field the answer is stored in
+                                 * @enum {string}
+                                 */
+                                name: "field1" | "field2" | "field3" | "field4" | "field5" | "field6" | "field7" | "field8" | "field9" | "field10";
+                                /** @description The question shown to the visitor */
+                                label: string;
+                                required: boolean;
+                            }[];
+                        };
                     };
                 };
             };
@@ -8408,6 +8631,8 @@ export interface operations {
                 roundRobin?: "NONE" | "RANDOM" | "BALANCED" | "COMBINED";
                 /** @description IANA zone in which startDate and endDate are read and availableDays are reported (default: the location's); slots stay UTC instants */
                 timezone?: string;
+                /** @description Default full. compact: the answer lists each resource id once, in `resources`, and each slot gives `resourceIndexes` into it instead of `resourceIds` */
+                format?: "full" | "compact";
             };
             header?: never;
             path?: never;
@@ -8415,7 +8640,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The availability */
+            /** @description The availability. With `format=compact`: `resources` (each resource id once, in id order) is added, and each of `availableTimes` has `resourceIndexes` (positions in `resources`) instead of `resourceIds` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8474,6 +8699,8 @@ export interface operations {
                 roundRobin?: "NONE" | "RANDOM" | "BALANCED" | "COMBINED";
                 /** @description IANA zone in which startDate and endDate are read and availableDays are reported (default: the location's); slots stay UTC instants */
                 timezone?: string;
+                /** @description Default full. compact: the answer lists each resource id once, in `resources`, and each slot gives `resourceIndexes` into it instead of `resourceIds` */
+                format?: "full" | "compact";
             };
             header?: never;
             path?: never;
@@ -8481,7 +8708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The availability */
+            /** @description The availability. With `format=compact`: `resources` (each resource id once, in id order) is added, and each of `availableTimes` has `resourceIndexes` (positions in `resources`) instead of `resourceIds` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9850,7 +10077,8 @@ export interface operations {
                  * @example {
                  *       "name": "Cara Jones",
                  *       "email": "cara.jones@example.com",
-                 *       "phone": "2125550188"
+                 *       "phone": "2125550188",
+                 *       "field1": "A loose filling"
                  *     }
                  */
                 "application/json": {
@@ -9858,6 +10086,16 @@ export interface operations {
                     /** Format: email */
                     email: string;
                     phone?: string | null;
+                    field1?: string;
+                    field2?: string;
+                    field3?: string;
+                    field4?: string;
+                    field5?: string;
+                    field6?: string;
+                    field7?: string;
+                    field8?: string;
+                    field9?: string;
+                    field10?: string;
                 };
             };
         };

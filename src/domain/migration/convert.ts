@@ -109,6 +109,15 @@ export function v1Id(value: unknown): Conversion<string> {
   return /^\d+$/.test(id) ? converted(id.replace(/^0+(?=\d)/, '')) : problem(`id ${show(value)} is not a decimal number`);
 }
 
+/**
+ * A stored or asked-for legacy id in the form the importer keys on: v1's decimal form when it is
+ * one ("0012" → "12", as `v1Id` converts it), else the text as it is. The one normaliser of v1 ids.
+ */
+export function canonicalV1Id(value: string): string {
+  const id = v1Id(value.trim());
+  return id.ok ? id.value : value;
+}
+
 /** A reference that may be absent: "", null and 0 name nothing (v1 uses service id 0 for "all"). */
 function optionalId(value: unknown): Conversion<string | null> {
   const none = value === undefined || value === null || value === 0 || (typeof value === 'string' && ['', '0'].includes(value.trim()));

@@ -84,7 +84,16 @@ function reportedId(record: unknown): string | null {
   const raw = (record as { id?: unknown } | null)?.id;
   const id = v1Id(raw);
   if (id.ok) return id.value;
-  return raw === undefined || raw === null || raw === '' ? null : String(raw);
+  if (raw === undefined || raw === null || raw === '') return null;
+  // Any JSON may stand where an id should: an object without a usable toString must not throw.
+  if (typeof raw === 'object') {
+    try {
+      return JSON.stringify(raw) ?? null;
+    } catch {
+      return null;
+    }
+  }
+  return String(raw);
 }
 
 const list = <T>(value: T[] | null | undefined): T[] => (Array.isArray(value) ? value : []);

@@ -23,6 +23,7 @@ export function createCompanyRepository(db: Db) {
       disableEmailNotifications: boolean;
       disableSmsNotifications: boolean;
       reminderOffsets: number[];
+      bookingPage: string;
     }, ownerUserId: string): Promise<CompanyRow> {
       return transaction(db, async (trx) => {
         const row = await trx.insertInto('companies').values(company).returningAll().executeTakeFirstOrThrow();
@@ -54,7 +55,7 @@ export function createCompanyRepository(db: Db) {
       return { rows, total: Number(count.total) };
     },
 
-    update(companyId: string, changes: Partial<Pick<CompanyRow, 'name' | 'allowedDomains' | 'disableEmailNotifications' | 'disableSmsNotifications' | 'reminderOffsets' | 'apiKeyHash' | 'apiKeyPrefix' | 'publicClientId' | 'suspendedAt'>>) {
+    update(companyId: string, changes: Partial<Pick<CompanyRow, 'name' | 'allowedDomains' | 'disableEmailNotifications' | 'disableSmsNotifications' | 'reminderOffsets' | 'apiKeyHash' | 'apiKeyPrefix' | 'publicClientId' | 'suspendedAt'>> & { bookingPage?: string }) {
       return db
         .updateTable('companies')
         .set({ ...changes, updatedAt: new Date() })

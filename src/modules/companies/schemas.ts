@@ -1,7 +1,31 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { PageQueryFields, Uuid } from '../../platform/http/schemas.js';
-import { IncludeQuery, ReminderOffsets } from '../catalog/fields.js';
+import { Nullable, PageQueryFields, Uuid } from '../../platform/http/schemas.js';
+import { IncludeQuery, ReminderOffsets, StringEnum } from '../catalog/fields.js';
+import { BOOKING_FIELD_NAMES } from '../../domain/booking-page.js';
+
+/** The booking page and embed settings; all of it is public (GET /v3/public/company shows it). */
+export const BookingPageSettingsSchema = Type.Object(
+  {
+    brandColor: Type.Optional(Nullable(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'Colour of buttons and links, #rrggbb' }))),
+    logoUrl: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'An https image shown above the page title' }))),
+    currency: Type.Optional(Nullable(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code the page shows fees in' }))),
+    fields: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: StringEnum(BOOKING_FIELD_NAMES, { description: 'The appointment custom field the answer is stored in' }),
+            label: Type.String({ minLength: 1, maxLength: 100, description: 'The question shown to the visitor' }),
+            required: Type.Boolean(),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 10, description: 'Custom fields the booking page asks, in this order' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Booking page and embed settings (docs/api.md, Booking page settings)' },
+);
 
 export const Company = Type.Object(
   {
@@ -14,6 +38,7 @@ export const Company = Type.Object(
     disableEmailAndSmsNotifications: Type.Boolean({ description: 'Legacy (v1): true only when both channels are disabled' }),
     suspended: Type.Boolean(),
     reminderOffsets: Type.Array(Type.Integer(), { description: 'Minutes before the start at which APPOINTMENT_REMINDER is sent for booked appointments (a location may override)' }),
+    bookingPage: BookingPageSettingsSchema,
     locations: Type.Optional(
       Type.Array(Type.Object({ id: Uuid(), name: Type.String(), timezoneName: Type.String() }), { description: 'With include=locations on lists' }),
     ),
@@ -35,6 +60,7 @@ const WriteFields = {
   disableEmailNotifications: Type.Optional(Type.Boolean()),
   disableSmsNotifications: Type.Optional(Type.Boolean()),
   reminderOffsets: Type.Optional(ReminderOffsets),
+  bookingPage: Type.Optional(BookingPageSettingsSchema),
   disableNotifications: Type.Optional(
     Type.Boolean({ deprecated: true, description: 'Write only. When neither channel flag is in the body, both take this value.' }),
   ),

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { notFound, validationErrors } from '../../platform/errors.js';
+import { fieldError, notFound, validationErrors } from '../../platform/errors.js';
+import { bookingPageProblems } from '../../domain/booking-page.js';
+import type { BookingPageSettings } from '../../domain/booking-page.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { pageOf, pageWindow } from '../catalog/graph.js';
 import { normaliseAllowedDomains } from './allowed-domains.js';
@@ -26,6 +28,7 @@ export function companyView(row: CompanyRow, principal: Principal | null) {
     disableEmailAndSmsNotifications: row.disableEmailNotifications && row.disableSmsNotifications,
     suspended: row.suspendedAt !== null,
     reminderOffsets: row.reminderOffsets,
+    bookingPage: bookingPageView(row.bookingPage),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -42,6 +45,17 @@ export function channelFlags(input: CompanyUpdate): { disableEmailNotifications?
     flags.disableSmsNotifications = input.disableNotifications;
   }
   return flags;
+}
+
+/** Every key present, null when unset, so a page never has to guess. */
+export function bookingPageView(settings: BookingPageSettings) {
+  return { brandColor: settings.brandColor ?? null, logoUrl: settings.logoUrl ?? null, currency: settings.currency ?? null, fields: settings.fields ?? [] };
+}
+
+function bookingPageOrThrow(settings: BookingPageSettings): string {
+  const problems = bookingPageProblems(settings);
+  if (problems.length > 0) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.message)));
+  return JSON.stringify(bookingPageView(settings));
 }
 
 function newApiKey() {
@@ -81,6 +95,7 @@ export function createCompanyService({
           disableEmailNotifications: flags.disableEmailNotifications ?? false,
           disableSmsNotifications: flags.disableSmsNotifications ?? false,
           reminderOffsets: [...(input.reminderOffsets ?? [])].sort((a, b) => b - a),
+          bookingPage: bookingPageOrThrow(input.bookingPage ?? {}),
         },
         ownerUserId,
       );
@@ -115,6 +130,7 @@ export function createCompanyService({
       if (input.name !== undefined) changes.name = input.name;
       if (input.allowedDomains !== undefined) changes.allowedDomains = allowedDomainsOrThrow(input.allowedDomains);
       if (input.reminderOffsets !== undefined) changes.reminderOffsets = [...input.reminderOffsets].sort((a, b) => b - a);
+      if (input.bookingPage !== undefined) changes.bookingPage = bookingPageOrThrow(input.bookingPage);
       const row = await repository.update(principal.companyId, changes);
       if (!row) throw notFound('Company not found');
       return companyView(row, principal);

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import { errorResponses, Security } from '../../platform/http/schemas.js';
 import { validationError } from '../../platform/errors.js';
@@ -10,6 +11,17 @@ import { ManageAvailabilityQuery, ManageRescheduleBody, ManagedAppointmentSchema
 const TAGS = ['Customer self-service'];
 /** Only a manage-link token opens these routes, and it opens nothing else (platform/auth/authenticate.ts). */
 const MANAGE = { access: { mode: 'manage' as const } };
+/**
+ * Every answer, refusals included, is the customer's own and keyed by a token in a header: a
+ * browser cache keys by URL only, and would otherwise answer the next link opened in the same
+ * browser with this one's (410 and 404 are cacheable by default).
+ */
+const NO_STORE = {
+  onSend: async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  },
+};
 const ERRORS = errorResponses(400, 401, 403, 404, 410);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -31,6 +43,7 @@ export function registerManageRoutes(app: App, { manage }: { manage: ManageServi
     '/v3/manage/appointment',
     {
       config: MANAGE,
+      ...NO_STORE,
       schema: {
         tags: TAGS,
         summary: 'The manage link\'s appointment, and whether the customer may cancel or reschedule it now',
@@ -45,6 +58,7 @@ export function registerManageRoutes(app: App, { manage }: { manage: ManageServi
     '/v3/manage/appointment/cancel',
     {
       config: MANAGE,
+      ...NO_STORE,
       schema: {
         tags: TAGS,
         summary: 'Cancel the manage link\'s appointment (BK or RS → CN), within the service\'s notice; sends the cancellation with its calendar entry',
@@ -59,6 +73,7 @@ export function registerManageRoutes(app: App, { manage }: { manage: ManageServi
     '/v3/manage/appointment/reschedule',
     {
       config: MANAGE,
+      ...NO_STORE,
       schema: {
         tags: TAGS,
         summary: 'Move the manage link\'s appointment to a slot from GET /v3/manage/availability (BK → RE plus a new BK); the old link then answers 410',
@@ -74,6 +89,7 @@ export function registerManageRoutes(app: App, { manage }: { manage: ManageServi
     '/v3/manage/availability',
     {
       config: MANAGE,
+      ...NO_STORE,
       schema: {
         tags: TAGS,
         summary: 'Open slots of the appointment\'s service at its location: the slot picker of a reschedule',

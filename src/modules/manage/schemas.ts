@@ -46,5 +46,5 @@ export const ManageRescheduleBody = PublicSlotBody;
 export type ManageRescheduleRequest = Static<typeof ManageRescheduleBody>;
 
 /** The slot picker: the public search without location and service (they are the appointment's). */
-export const ManageAvailabilityQuery = Type.Omit(PublicAvailabilityQuery, ['LocationId', 'ServiceId', 'roundRobin']);
+export const ManageAvailabilityQuery = Type.Omit(PublicAvailabilityQuery, ['LocationId', 'ServiceId', 'roundRobin', 'format']);
 export type ManageAvailabilitySearch = Static<typeof ManageAvailabilityQuery>;

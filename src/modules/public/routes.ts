@@ -2,10 +2,11 @@ import type { PublicRepository } from './repository.js';
 import { assertOwned } from '../catalog/ownership.js';
 import type { App } from '../../platform/http/types.js';
 import { errorResponses, Security } from '../../platform/http/schemas.js';
-import { notFound } from '../../platform/errors.js';
+import { ApiError, fieldError, notFound } from '../../platform/errors.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import type { CompanyRepository } from '../companies/repository.js';
-import { PublicCompany, PublicLocations, PublicServices, PublicServicesQuery } from './schemas.js';
+import { bookingPageView } from '../companies/service.js';
+import { PublicCompany, PublicLocations, PublicResources, PublicResourcesQuery, PublicServices, PublicServicesQuery } from './schemas.js';
 
 /** Routes for public booking pages: x-client-id plus an Origin among the company's Allowed Domains.
  * They show only what a booking page needs, never settings or credentials. */
@@ -14,7 +15,7 @@ const TAGS = ['Public booking'];
 
 export function registerPublicRoutes(
   app: App,
-  { companies, catalog }: { companies: Pick<CompanyRepository, 'byId'>; catalog: Pick<PublicRepository, 'db' | 'locations' | 'onlineServices'> },
+  { companies, catalog }: { companies: Pick<CompanyRepository, 'byId'>; catalog: Pick<PublicRepository, 'db' | 'locations' | 'onlineServices' | 'isOnlineService' | 'bookableResources'> },
 ) {
   app.get(
     '/v3/public/locations',
@@ -52,6 +53,34 @@ export function registerPublicRoutes(
   );
 
   app.get(
+    '/v3/public/resources',
+    {
+      config: PUBLIC,
+      schema: {
+        tags: TAGS,
+        summary: 'The resources a visitor may choose for a service at a location (the ones availability and hold may pick), by name',
+        security: Security.public,
+        querystring: PublicResourcesQuery,
+        response: { 200: PublicResources, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { companyId } = requireCompany(request.principal);
+      const { LocationId, ServiceId } = request.query;
+      await assertOwned(catalog.db, companyId, [
+        { table: 'locations', ids: [LocationId], location: 'query', path: 'LocationId', single: true },
+        { table: 'services', ids: [ServiceId], location: 'query', path: 'ServiceId', single: true },
+      ]);
+      // A service not shown online reads exactly as an unknown one, as on /v3/public/availability.
+      if (!(await catalog.isOnlineService(companyId, ServiceId))) {
+        const msg = `${ServiceId} is not a service of this company`;
+        throw new ApiError(400, msg, [fieldError('query', 'ServiceId', msg)]);
+      }
+      return { data: await catalog.bookableResources(companyId, LocationId, ServiceId) };
+    },
+  );
+
+  app.get(
     '/v3/public/company',
     {
       config: PUBLIC,
@@ -65,7 +94,7 @@ export function registerPublicRoutes(
     async (request) => {
       const company = await companies.byId(requireCompany(request.principal).companyId);
       if (!company) throw notFound('Company not found');
-      return { id: company.id, name: company.name };
+      return { id: company.id, name: company.name, bookingPage: bookingPageView(company.bookingPage) };
     },
   );
 }

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import { Nullable, Uuid } from '../../platform/http/schemas.js';
-import { Address, WeeklyAvailability } from '../catalog/fields.js';
+import { Address, StringEnum, WeeklyAvailability } from '../catalog/fields.js';
+import { BookingPageSettingsSchema } from '../companies/schemas.js';
 
 /** A public list: every record at once, under `data` (a booking page needs no paging). */
 const DataList = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item) });
@@ -32,8 +33,16 @@ export const PublicServices = DataList(
     durationInterval: Nullable(Type.Integer()),
     feeAmount: Nullable(Type.Number()),
     imageUrl: Nullable(Type.String()),
+    roundRobin: StringEnum(['NONE', 'RANDOM', 'BALANCED', 'COMBINED'], {
+      description: 'How a hold without a chosen resource gets one: NONE needs the page to name one, RANDOM and BALANCED pick one, COMBINED takes them all',
+    }),
     locationIds: Type.Array(Uuid()),
   }),
 );
 
-export const PublicCompany = Type.Object({ id: Uuid(), name: Type.String() });
+export const PublicResourcesQuery = Type.Object({ LocationId: Uuid(), ServiceId: Uuid() });
+
+/** A resource as a visitor chooses it: its name only (email and phone are the staff's own). */
+export const PublicResources = DataList(Type.Object({ id: Uuid(), name: Type.String() }));
+
+export const PublicCompany = Type.Object({ id: Uuid(), name: Type.String(), bookingPage: BookingPageSettingsSchema });

@@ -61,7 +61,10 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   updateCurrentUser: { name: 'Olivia Owner-Smith' },
   refreshAccessToken: { refresh_token: 'eyJhbGciOiJIUzI1NiJ9.eyJ0b2tlbl91c2UiOiJyZWZyZXNoIn0.c2lnbmF0dXJl' },
   createCompany: { name: 'Acme Dental', allowedDomains: ['https://book.acme-dental.example'], reminderOffsets: [1440, 60] },
-  updateCompany: { allowedDomains: ['https://book.acme-dental.example', 'https://www.acme-dental.example'] },
+  updateCompany: {
+    allowedDomains: ['https://book.acme-dental.example', 'https://www.acme-dental.example'],
+    bookingPage: { brandColor: '#0b6e4f', logoUrl: 'https://www.acme-dental.example/logo.png', currency: 'EUR', fields: [{ name: 'field1', label: 'Reason for the visit', required: true }] },
+  },
   getMachineToken: { grant_type: 'client_credentials', client_id: 'sw_client_4f1c2d3e', client_secret: 'sw_secret_9a8b7c6d5e4f', scope: 'read write' },
   createClientId: { name: 'Practice management sync' },
   createLocation: {
@@ -92,7 +95,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   bookAppointment: { name: 'Cara Jones', email: 'cara.jones@example.com', phone: '2125550188' },
   rescheduleAppointment: { Unavailability: { startTime: '2026-12-08T14:00:00-05:00', endTime: '2026-12-08T15:00:00-05:00' }, CustomerId: CUSTOMER },
   holdPublicAppointment: { Unavailability: SLOT, ResourceIds: [RESOURCE] },
-  bookPublicAppointment: { name: 'Cara Jones', email: 'cara.jones@example.com', phone: '2125550188' },
+  bookPublicAppointment: { name: 'Cara Jones', email: 'cara.jones@example.com', phone: '2125550188', field1: 'A loose filling' },
   rescheduleManagedAppointment: { Unavailability: { startTime: '2026-12-08T14:00:00-05:00', endTime: '2026-12-08T15:00:00-05:00' } },
   createWebhook: webhook,
   setWebhooks: { webhooks: [webhook] },

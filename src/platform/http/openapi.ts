@@ -60,6 +60,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /v3/public/locations': 'listPublicLocations',
   'GET /v3/public/services': 'listPublicServices',
   'GET /v3/public/company': 'getPublicCompany',
+  'GET /v3/public/resources': 'listPublicResources',
   'GET /v3/public/availability': 'searchPublicAvailability',
   'POST /v3/public/appointment/hold': 'holdPublicAppointment',
   'GET /v3/manage/appointment': 'getManagedAppointment',

@@ -461,6 +461,48 @@ describe('allowedDomains', () => {
   });
 });
 
+describe('bookingPage settings', () => {
+  const settings = { brandColor: '#0b6e4f', logoUrl: 'https://cdn.example.com/logo.png', currency: 'EUR', fields: [{ name: 'field2', label: 'Reason for the visit', required: true }] };
+
+  test('start empty, are replaced whole by PUT, and are what GET /v3/public/company shows', async () => {
+    const tenant = await context.world.tenant({ allowedDomains: ['shop.example.com'] });
+    assert.deepEqual((await readCompany(tenant.dashboard) as Company & { bookingPage: unknown }).bookingPage, { brandColor: null, logoUrl: null, currency: null, fields: [] });
+
+    const written = (await writeCompany('PUT', tenant, { bookingPage: settings })) as Company & { bookingPage: unknown };
+    assert.deepEqual(written.bookingPage, settings);
+    const renamed = (await writeCompany('PATCH', tenant, { name: 'Renamed' })) as Company & { bookingPage: unknown };
+    assert.deepEqual(renamed.bookingPage, settings, 'a write without bookingPage keeps it');
+
+    const pub = await context.app.inject({ method: 'GET', url: '/v3/public/company', headers: { 'x-client-id': tenant.publicClientId, origin: 'https://shop.example.com' } });
+    assert.equal(pub.statusCode, 200, pub.body);
+    assert.deepEqual(json(pub), { id: tenant.companyId, name: 'Renamed', bookingPage: settings });
+
+    const cleared = (await writeCompany('PUT', tenant, { bookingPage: { currency: 'USD' } })) as Company & { bookingPage: unknown };
+    assert.deepEqual(cleared.bookingPage, { brandColor: null, logoUrl: null, currency: 'USD', fields: [] });
+  });
+
+  test('bad settings are 400 at their path and change nothing', async () => {
+    const tenant = await context.world.tenant();
+    await writeCompany('PUT', tenant, { bookingPage: settings });
+    for (const [bookingPage, path] of [
+      [{ brandColor: 'red' }, 'bookingPage.brandColor'],
+      [{ logoUrl: 'http://cdn.example.com/logo.png' }, 'bookingPage.logoUrl'],
+      [{ logoUrl: 'not a url' }, 'bookingPage.logoUrl'],
+      [{ currency: 'eur' }, 'bookingPage.currency'],
+      [{ currency: 'XYZ' }, 'bookingPage.currency'],
+      [{ fields: [{ name: 'field11', label: 'x', required: false }] }, 'bookingPage.fields.0.name'],
+      [{ fields: [{ name: 'field1', label: '', required: false }] }, 'bookingPage.fields.0.label'],
+      [{ fields: [{ name: 'field1', label: 'a', required: false }, { name: 'field1', label: 'b', required: true }] }, 'bookingPage.fields.1.name'],
+      [{ slug: 'mine' }, 'bookingPage.slug'],
+    ] as const) {
+      const response = await context.app.inject({ method: 'PUT', url: '/v3/company', headers: tenant.dashboard, payload: { bookingPage } });
+      const errors = validationErrors(response);
+      assert.ok(errors.some((e) => e.path === path && e.location === 'body'), `${path}: ${response.body}`);
+    }
+    assert.deepEqual((await readCompany(tenant.dashboard) as Company & { bookingPage: unknown }).bookingPage, settings);
+  });
+});
+
 describe('tenant isolation', () => {
   test('my JWT with another company\'s API key is 403 and changes nothing', async () => {
     const me = await context.world.tenant();

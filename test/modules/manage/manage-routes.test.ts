@@ -133,6 +133,23 @@ describe('the manage token', () => {
   });
 });
 
+describe('caching', () => {
+  test('every answer, refusals included, is no-store: a browser cache keys by URL, not by the token in the header', async () => {
+    const s = await setup(context);
+    const appointment = await booked(s);
+    const token = await tokenFor(appointment);
+    const answers = [
+      await call(token, 'GET', 'appointment'),
+      await call(token, 'GET', `availability?startDate=${dayAhead(15)}`),
+      await call('not-a-token', 'GET', 'appointment'),
+      await call(token, 'POST', 'appointment/cancel'),
+      await call(token, 'GET', 'appointment'),
+    ];
+    assert.deepEqual(answers.map((r) => r.statusCode), [200, 200, 401, 200, 410]);
+    for (const answer of answers) assert.equal(answer.headers['cache-control'], 'no-store', `${answer.statusCode} ${answer.body}`);
+  });
+});
+
 describe('cancel through the link', () => {
   test('cancels (CN) and the link is spent: every manage route then answers 410 saying it was cancelled', async () => {
     const s = await setup(context);

@@ -18,11 +18,12 @@ before(async () => {
 after(() => context.close());
 
 const ORIGIN = 'https://book.example.com';
-/** Settings and credentials a public answer must never carry. */
+/** Settings and credentials a public answer must never carry. (A service's roundRobin is shown:
+ * the page must know whether a hold without a chosen resource needs one named.) */
 const SECRET_OR_SETTING = [
   'apiKey', 'apiKeyPrefix', 'apiKeyHash', 'publicClientId', 'allowedDomains', 'companyId', 'bookingLimit', 'maxBookingLimit',
   'maxResourceBookingLimit', 'dailyBookingLimitCount', 'dailyBookingLimitMinutes', 'bookingsPerSlot', 'padding', 'bookInAdvance',
-  'bookAheadUnit', 'bookAheadValue', 'bookingInterval', 'showOnline', 'roundRobin', 'legacyId', 'bookingTimerMinutes', 'field1',
+  'bookAheadUnit', 'bookAheadValue', 'bookingInterval', 'showOnline', 'legacyId', 'bookingTimerMinutes', 'field1',
   'allowPaddingOverflow', 'ignoreExternalEvents', 'clientSecret', 'archivedAt',
 ];
 
@@ -121,8 +122,9 @@ describe('GET /v3/public/services', { concurrency: true }, () => {
     assert.deepEqual(body.data.map((s: { id: string }) => s.id).sort(), [c.online, c.branchOnly].sort());
     const consult = body.data.find((s: { id: string }) => s.id === c.online);
     assert.deepEqual(Object.keys(consult).sort(), [
-      'description', 'duration', 'durationInterval', 'durationMax', 'durationMin', 'durationSelect', 'feeAmount', 'id', 'imageUrl', 'locationIds', 'name',
+      'description', 'duration', 'durationInterval', 'durationMax', 'durationMin', 'durationSelect', 'feeAmount', 'id', 'imageUrl', 'locationIds', 'name', 'roundRobin',
     ]);
+    assert.equal(consult.roundRobin, 'NONE');
     assert.equal(consult.duration, 60);
     assert.equal(consult.feeAmount, 25);
     assert.deepEqual(consult.locationIds, [c.main]);
@@ -183,6 +185,18 @@ describe('GET /v3/public/availability', { concurrency: true }, () => {
       origin: 'http://book.example.com',
     });
     assert.equal(http.statusCode, 403, http.body);
+  });
+
+  test('format=compact lists each resource once and each slot by index', async () => {
+    const c = await catalog();
+    const date = wednesday();
+    const full = assertPublicOk(await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, date)}`), c.tenant);
+    const compact = assertPublicOk(await getPublic(c.tenant, `/v3/public/availability?${query(c, c.online, date, '&format=compact')}`), c.tenant);
+    assert.deepEqual(compact.resources, [c.resource]);
+    assert.deepEqual(
+      compact.availableTimes.map((slot: { resourceIndexes: number[] }) => slot.resourceIndexes.map((i) => compact.resources[i])),
+      full.availableTimes.map((slot: { resourceIds: string[] }) => slot.resourceIds),
+    );
   });
 
   test('a service not shown online is refused as if it were unknown', async () => {

@@ -41,7 +41,7 @@ describe('Public flow 1 and 2: x-client-id plus an allowed Origin', () => {
     const tenant = await bookingTenant('Public Co');
     const response = await publicCompany({ 'x-client-id': tenant.publicClientId, origin: ORIGIN });
     assert.equal(response.statusCode, 200, response.body);
-    assert.deepEqual(json(response), { id: tenant.companyId, name: 'Public Co' });
+    assert.deepEqual(json(response), { id: tenant.companyId, name: 'Public Co', bookingPage: { brandColor: null, logoUrl: null, currency: null, fields: [] } });
     assert.equal(response.headers['access-control-allow-origin'], ORIGIN);
     assert.match(String(response.headers.vary), /Origin/i);
   });
@@ -166,7 +166,9 @@ describe('Public flow 4: no other credentials count', () => {
     const tenant = await bookingTenant();
     const response = await publicCompany({ 'x-client-id': tenant.publicClientId, origin: ORIGIN });
     assert.equal(response.statusCode, 200, response.body);
-    assert.deepEqual(Object.keys(json(response)).sort(), ['id', 'name']);
+    // bookingPage is the booking page's own settings, public by design (docs/api.md "Booking page settings").
+    assert.deepEqual(Object.keys(json(response)).sort(), ['bookingPage', 'id', 'name']);
+    assert.deepEqual(Object.keys(json(response).bookingPage).sort(), ['brandColor', 'currency', 'fields', 'logoUrl']);
   });
 });
 

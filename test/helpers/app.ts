@@ -61,13 +61,48 @@ async function embeddedTemplate(): Promise<Blob> {
   return new Blob([readFileSync(path)]);
 }
 
+/**
+ * With SLOTWISE_STATEMENT_LOG set (scripts/run-tests.mjs sets it for a whole-suite run), every
+ * distinct statement this test process sends is written to that folder when it exits, for the
+ * tenant-scope check (test/platform/tenant-statements.check.ts).
+ */
+const statementLog = process.env.SLOTWISE_STATEMENT_LOG;
+const statements = new Set<string>();
+if (statementLog) {
+  process.once('exit', () => {
+    if (statements.size === 0) return;
+    mkdirSync(statementLog, { recursive: true });
+    writeFileSync(join(statementLog, `${process.pid}.json`), JSON.stringify([...statements]));
+  });
+}
+/**
+ * Only the application's statements count: one whose call stack passes through a test file (a
+ * fixture inserting rows, an assertion reading them) is the test's own. V8's async stack traces
+ * carry the awaiting test function across Kysely's awaits; a request through `app.inject` starts
+ * from the router, so the application's statements show no test frame.
+ */
+const TEST_FRAME = /\/test\/(?!helpers\/app\.ts)[^\s)]*\.ts/;
+function recordApplicationStatement(text: string): void {
+  if (statements.has(text)) return;
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 80;
+  const stack = new Error('statement').stack ?? '';
+  Error.stackTraceLimit = limit;
+  if (!TEST_FRAME.test(stack)) statements.add(text);
+}
+const recordStatement = statementLog ? recordApplicationStatement : undefined;
+
 /** The database for one test file: TEST_DATABASE_URL when set (CI's second pass), else an
  * in-memory PGlite. Tests isolate themselves by creating their own company. */
 export async function openTestDatabase(options: { dedicated?: boolean; lockTimeoutMs?: number } = {}): Promise<DatabaseHandle> {
   let databaseUrl = process.env.TEST_DATABASE_URL;
   let drop: (() => Promise<void>) | undefined;
   if (databaseUrl && options.dedicated) ({ url: databaseUrl, drop } = await createDedicatedDatabase(databaseUrl));
-  const database = await openDatabase(databaseUrl ? { databaseUrl, poolSize: 5, lockTimeoutMs: options.lockTimeoutMs ?? 0 } : { initialData: await embeddedTemplate() });
+  const database = await openDatabase(
+    databaseUrl
+      ? { databaseUrl, poolSize: 5, lockTimeoutMs: options.lockTimeoutMs ?? 0, onStatement: recordStatement }
+      : { initialData: await embeddedTemplate(), onStatement: recordStatement },
+  );
   await migrate(database.db);
   if (!drop) return database;
   const dropDatabase = drop;

@@ -34,7 +34,7 @@ test('0008 rewrites stored line1/line2 addresses to addressLine1/addressLine2 wi
   await sql.raw(MIGRATION).execute(db);
   // Run twice: a row already in the new shape keeps its lines.
   await sql.raw(MIGRATION).execute(db);
-  const stored = async (id: string) => (await sql<{ address: unknown }>`select address from locations where id = ${id}`.execute(db)).rows[0]!.address;
+  const stored = async (id: string) => (await sql<{ address: unknown }>`select address from locations where company_id = ${tenant.companyId} and id = ${id}`.execute(db)).rows[0]!.address;
   assert.deepEqual(await stored(already), { addressLine1: 'kept', country: 'GB' });
   assert.deepEqual(await stored(odd), { country: { x: 1 } }, 'only text values are put in capitals');
 

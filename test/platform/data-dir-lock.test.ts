@@ -20,8 +20,17 @@ function folder(): string {
 
 /** A live process that is not this one, to stand for a running server. */
 function otherProcess() {
-  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
-  return { pid: child.pid!, stop: () => child.kill('SIGKILL') };
+  // Its own process group, ended by the test or, if the runner stops this file first, on exit.
+  const child = spawn('sleep', ['60'], { stdio: 'ignore', detached: true });
+  const stop = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', stop);
+  return { pid: child.pid!, stop };
 }
 
 test('a folder held by a live process is refused, naming the process and what to do', () => {

@@ -502,7 +502,10 @@ export function createImporter(deps: { db: Db; writes: MigrationWrites; touch?: 
           const contacts = items.map((a) => a.contact).filter((c): c is Insertable<CustomersTable> => c !== null);
           if (contacts.length) await writes.insertCustomers(trx, contacts);
           const links: Array<Insertable<AppointmentResourcesTable>> = items.flatMap(({ row, resources }) =>
-            resources.map((resourceId) => ({ companyId, appointmentId: row.id, resourceId, startTime: row.startTime, endTime: row.endTime, status: row.status, expiresAt: null })),
+            resources.map((resourceId) => ({
+              companyId, appointmentId: row.id, resourceId, startTime: row.startTime, endTime: row.endTime, status: row.status, expiresAt: null,
+              serviceId: row.serviceId, duration: row.duration, padding: row.padding ?? 0,
+            })),
           );
           await writes.insertAppointments(trx, items.map((a) => a.row), links);
           for (const item of items) {

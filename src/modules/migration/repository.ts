@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { Insertable, Selectable } from 'kysely';
 import { transaction } from '../../platform/database/transaction.js';
+import { canonicalV1Id } from '../../domain/migration/convert.js';
 import { errorCode } from '../../platform/values.js';
 import type { Db } from '../../platform/database/index.js';
 import type {
@@ -66,9 +67,6 @@ export type MigrationRepository = ReturnType<typeof createMigrationRepository>;
 
 // --- The importer's reads and writes (modules/migration/importer.ts) ---------------------------
 
-/** "0012" and "12" are one v1 id (v1 ids are numbers in some v1 documents, strings in others). */
-const normalizedLegacy = (value: string) => (/^\d+$/.test(value) ? value.replace(/^0+(?=\d)/, '') : value);
-
 /** What the company already has that the importer must not create twice, by v1 id. */
 export interface ExistingRecords {
   locations: Map<string, string>;
@@ -89,12 +87,12 @@ export function createMigrationWrites(db: Db) {
   const toMap = (rows: Array<{ id: string; legacyId: string | null }>) => {
     const map = new Map<string, string>();
     // Oldest first (the reads order by createdAt): the first record that took a v1 id keeps it.
-    for (const row of rows) if (row.legacyId !== null && !map.has(normalizedLegacy(row.legacyId))) map.set(normalizedLegacy(row.legacyId), row.id);
+    for (const row of rows) if (row.legacyId !== null && !map.has(canonicalV1Id(row.legacyId))) map.set(canonicalV1Id(row.legacyId), row.id);
     return map;
   };
   const counts = (rows: Array<{ legacyId: string | null }>) => {
     const map = new Map<string, number>();
-    for (const row of rows) if (row.legacyId !== null) map.set(normalizedLegacy(row.legacyId), (map.get(normalizedLegacy(row.legacyId)) ?? 0) + 1);
+    for (const row of rows) if (row.legacyId !== null) map.set(canonicalV1Id(row.legacyId), (map.get(canonicalV1Id(row.legacyId)) ?? 0) + 1);
     return map;
   };
 
@@ -136,7 +134,7 @@ export function createMigrationWrites(db: Db) {
         liveScoped('recurringBlocks'),
       ]);
       const serviceMap = new Map<string, { id: string; padding: number }>();
-      for (const row of services) if (!serviceMap.has(normalizedLegacy(row.legacyId!))) serviceMap.set(normalizedLegacy(row.legacyId!), { id: row.id, padding: row.padding });
+      for (const row of services) if (!serviceMap.has(canonicalV1Id(row.legacyId!))) serviceMap.set(canonicalV1Id(row.legacyId!), { id: row.id, padding: row.padding });
       const byEmail = new Map<string, { id: string; legacyId: string | null }>();
       for (const row of customers) byEmail.set(row.email.toLowerCase(), { id: row.id, legacyId: row.legacyId });
       const weeklyCounts = counts(weekly);
@@ -147,10 +145,10 @@ export function createMigrationWrites(db: Db) {
         resources: toMap(resources),
         customers: toMap(customers),
         customersByEmail: byEmail,
-        appointments: new Set(appointments.map((r) => normalizedLegacy(r.legacyId!))),
+        appointments: new Set(appointments.map((r) => canonicalV1Id(r.legacyId!))),
         weeklyAllocations: new Set(weeklyCounts.keys()),
         singleAllocations: new Set(singleCounts.keys()),
-        recurringBlocks: new Set(blocks.map((r) => normalizedLegacy(r.legacyId!))),
+        recurringBlocks: new Set(blocks.map((r) => canonicalV1Id(r.legacyId!))),
         rowsPerLegacy: { weeklyAllocations: weeklyCounts, singleAllocations: singleCounts },
       };
     },

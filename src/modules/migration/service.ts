@@ -1,5 +1,6 @@
 // GET /v3/mapping/ids (core-interface.md "Migration and mapping"): v1 ids in, v3 ids out.
 import { badRequest } from '../../platform/errors.js';
+import { canonicalV1Id } from '../../domain/migration/convert.js';
 import type { MigrationRepository, ScalarKey } from './repository.js';
 import { SCALAR_TABLES } from './repository.js';
 import type { MappingQuery } from './schemas.js';
@@ -9,9 +10,7 @@ import type { MappingQuery } from './schemas.js';
  * numbers in some v1 documents and strings in others, so `"0012"` and `12` name one record).
  */
 export function legacyIdForms(value: string): string[] {
-  const trimmed = value.trim();
-  const decimal = /^\d+$/.test(trimmed) ? String(BigInt(trimmed)) : trimmed;
-  return [...new Set([value, trimmed, decimal])];
+  return [...new Set([value, value.trim(), canonicalV1Id(value)])];
 }
 
 export function createMappingService({ repository }: { repository: Pick<MigrationRepository, 'idForLegacy' | 'allocationIdsForLegacy'> }) {

@@ -33,7 +33,7 @@ const plugins = [new CamelCasePlugin()];
  * The pool Kysely sees: every error from connecting or querying is marked as the database's own
  * (errors.ts, markFromDatabase), so only those can become a 503.
  */
-function markingErrors(pool: PostgresPool): PostgresPool {
+function markingErrors(pool: PostgresPool, onStatement?: (text: string) => void): PostgresPool {
   return {
     async connect() {
       let client: PostgresPoolClient;
@@ -46,6 +46,10 @@ function markingErrors(pool: PostgresPool): PostgresPool {
       // TypeScript cannot express over overloads, hence the two casts.
       return {
         query: ((...args: Parameters<PostgresPoolClient['query']>) => {
+          if (onStatement) {
+            const first = args[0] as unknown;
+            onStatement(typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? ''));
+          }
           const result = (client.query as (...a: unknown[]) => unknown)(...args);
           return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(markFromDatabase(error))) : result;
         }) as PostgresPoolClient['query'],
@@ -62,6 +66,8 @@ export interface OpenDatabaseOptions {
   /** Folder of the embedded database; undefined keeps it in memory (tests). */
   dataDir?: string | undefined;
   poolSize?: number;
+  /** Sees the text of every statement sent (tests: the tenant-scope check of test/platform/citus-readiness). */
+  onStatement?: ((text: string) => void) | undefined;
   /** A dumped embedded data directory to start from (tests: an already migrated template). */
   initialData?: Blob | undefined;
   /**
@@ -119,7 +125,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     pool.on('error', onConnectionError);
     pool.on('connect', (client) => client.on('error', onConnectionError));
     // pg.Pool is the pool Kysely's PostgresPool describes; the two packages type it separately.
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool) }), plugins });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement) }), plugins });
     return {
       db,
       kind: 'postgres',
@@ -150,7 +156,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     [NUMERIC]: (value: string) => Number(value),
     [DATE]: (value: string) => value,
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool) }), plugins });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool, options.onStatement) }), plugins });
   return {
     db,
     kind: 'pglite',

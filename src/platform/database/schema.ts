@@ -5,6 +5,7 @@ import type { Frequency as RecurrenceFrequency } from '../../domain/recurrence.j
 import type { BookAheadUnit } from '../../domain/service-rules.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
 import type { Address } from '../../domain/address.js';
+import type { BookingPageSettings } from '../../domain/booking-page.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Column types of every table, in camelCase (the CamelCasePlugin maps them to snake_case). */
@@ -63,6 +64,7 @@ export interface CompaniesTable {
   disableEmailNotifications: Generated<boolean>;
   disableSmsNotifications: Generated<boolean>;
   reminderOffsets: ColumnType<number[], number[] | undefined, number[]>;
+  bookingPage: ColumnType<BookingPageSettings, string | undefined, string>;
   suspendedAt: Date | null;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -383,6 +385,13 @@ export interface AppointmentResourcesTable {
   endTime: Date;
   status: AppointmentStatus;
   expiresAt: Date | null;
+  /**
+   * Copies of the appointment's (migrations/0014): the availability engine reads them here, so busy
+   * time needs no join. Optional on insert only because a trigger copies them when left out.
+   */
+  serviceId: ColumnType<string, string | undefined, string>;
+  duration: ColumnType<number, number | undefined, number>;
+  padding: ColumnType<number, number | undefined, number>;
 }
 
 export type ExternalProvider = 'google' | 'microsoft' | 'caldav';

@@ -320,8 +320,8 @@ test('a lost lease stops the run at its next transaction, leaving the job to the
       // so the takeover lands once the batch committed (PostgreSQL: it waits for the lock; PGlite:
       // for the one session); the second batch waits for it, so its checkpoint finds it done.
       if (writes === 1) {
-        await trx.selectFrom('migrationJobs').select('id').where('id', '=', id).forUpdate().execute();
-        stealing = db.updateTable('migrationJobs').set({ leaseOwner: 'thief' }).where('id', '=', id).execute();
+        await trx.selectFrom('migrationJobs').select('id').where('companyId', '=', tenant.companyId).where('id', '=', id).forUpdate().execute();
+        stealing = db.updateTable('migrationJobs').set({ leaseOwner: 'thief' }).where('companyId', '=', tenant.companyId).where('id', '=', id).execute();
       }
       if (writes === 2) await stealing;
     },

@@ -111,8 +111,8 @@ export async function seed(database: DatabaseHandle, data: Omit<Seed, 'companyId
   await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding)
     select ${companyId}::uuid, u.id, ${data.locationId}::uuid, ${data.serviceId}::uuid, 'BK', u.s, u.e, 30, 5
     from unnest(${ids}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[]) as u(id, s, e)`.execute(db);
-  await sql`insert into appointment_resources (company_id, appointment_id, resource_id, start_time, end_time, status)
-    select ${companyId}::uuid, u.id, u.r, u.s, u.e, 'BK'
+  await sql`insert into appointment_resources (company_id, appointment_id, resource_id, start_time, end_time, status, service_id, duration, padding)
+    select ${companyId}::uuid, u.id, u.r, u.s, u.e, 'BK', ${data.serviceId}::uuid, 30, 5
     from unnest(${ids}::uuid[], ${resourceIds}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[]) as u(id, r, s, e)`.execute(db);
   await sql`analyze appointments; analyze appointment_resources`.execute(db);
   await db
@@ -145,7 +145,7 @@ async function seedExternal(database: DatabaseHandle, seeded: Seed): Promise<voi
 }
 
 /** The engine alone, on inputs built in memory from the same data. */
-function engineInput(data: Omit<Seed, 'companyId'>, span: number, withExternal = false): AvailabilityInput {
+export function engineInput(data: Omit<Seed, 'companyId'>, span: number, withExternal = false): AvailabilityInput {
   const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
   const from = DateTime.fromISO(data.firstDate, { zone: ZONE }).minus({ days: 1 });
   const to = DateTime.fromISO(endDate, { zone: ZONE }).plus({ days: 2 });
@@ -219,9 +219,9 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
     const { createTokenService } = await import('../src/platform/auth/tokens.js');
     const token = await createTokenService(secrets, config).signMachineToken({ companyId: seeded.companyId, clientId, scopes: ['read'] });
     /** Times ITERATIONS[span] searches of `span` days (after one untimed). */
-    const timeSearches = async (span: number) => {
+    const timeSearches = async (span: number, extra = '') => {
       const endDate = DateTime.fromISO(data.firstDate).plus({ days: span - 1 }).toISODate()!;
-      const url = `http://127.0.0.1:${port}/v3/availability?LocationId=${data.locationId}&ServiceId=${data.serviceId}&startDate=${data.firstDate}&endDate=${endDate}`;
+      const url = `http://127.0.0.1:${port}/v3/availability?LocationId=${data.locationId}&ServiceId=${data.serviceId}&startDate=${data.firstDate}&endDate=${endDate}${extra}`;
       const get = async () => {
         const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
         if (response.status !== 200) throw new Error(`${response.status} ${await response.text()}`);
@@ -235,6 +235,11 @@ async function httpBench(label: string, database: DatabaseHandle, data: Omit<See
       console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache ${cache ? 'on ' : 'off'}: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}  (${times.length} requests)`);
     }
     if (!cache) {
+      // The compact answer (format=compact): each resource id once instead of up to 50 per slot.
+      for (const span of [7, 31]) {
+        const times = await timeSearches(span, '&format=compact');
+        console.log(`  ${label} HTTP ${String(span).padStart(2)}-day search, cache off, format=compact: p50 ${fmt(percentile(times, 50))}, p99 ${fmt(percentile(times, 99))}`);
+      }
       // The same searches once every resource also has EXTERNAL_PER_RESOURCE external busy intervals.
       await seedExternal(database, seeded);
       for (const span of [7, 31]) {

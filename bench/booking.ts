@@ -47,7 +47,7 @@ const COUNTS = QUICK
 const PAGE_LIMIT = 100;
 const SEED_CHUNK = 10_000;
 
-function percentile(values: number[], p: number): number {
+export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -63,7 +63,7 @@ function problem(label: string, request: string, status: number, text: string) {
   if (problems.length < 20) problems.push(`${label}: ${request} -> ${status} ${text.slice(0, 600)}`);
 }
 
-interface Tenant {
+export interface Tenant {
   companyId: string;
   locationId: string;
   serviceId: string;
@@ -72,7 +72,7 @@ interface Tenant {
 }
 
 /** One company, one location open 08:00-18:00 every day, one 60-minute service on the hour, 20 resources, customers. */
-async function seedTenant(db: Db, customers: number): Promise<Tenant> {
+export async function seedTenant(db: Db, customers: number): Promise<Tenant> {
   const companyId = randomUUID();
   const locationId = randomUUID();
   const serviceId = randomUUID();
@@ -190,7 +190,7 @@ class Calendar {
  * this Node.js process used meanwhile, as a share of one core (app, drivers, the embedded database
  * and the clients all run on its one JavaScript thread).
  */
-async function runClients(total: number, clients: number, job: (k: number) => Promise<void>): Promise<{ wall: number; cpu: number }> {
+export async function runClients(total: number, clients: number, job: (k: number) => Promise<void>): Promise<{ wall: number; cpu: number }> {
   let next = 0;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
@@ -204,14 +204,14 @@ async function runClients(total: number, clients: number, job: (k: number) => Pr
   return { wall, cpu: (cpu.user + cpu.system) / 1000 / wall };
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   ms: number;
   json: unknown;
   text: string;
 }
 
-function httpClient(base: string, token: string) {
+export function httpClient(base: string, token: string) {
   return async (method: string, path: string, body?: unknown): Promise<Answer> => {
     const t = performance.now();
     const response = await fetch(`${base}${path}`, {

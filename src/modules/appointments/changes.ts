@@ -93,10 +93,9 @@ export function createChanges(ctx: BookingContext, slots: SlotChecks) {
           const check = { companyId, customerId: row.customerId, now, exclude: [row.id], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
           const resourceIds = await slots.checkSlot(trx, slot, check);
           const newId = randomUUID();
-          await repo.insert(trx, replacement(row, slot, { id: newId, body, allowPaddingOverflow, ignoreExternalEvents }), resourceIds);
-          const original = await repo.update(trx, row, { status: 'RE', rescheduledToId: newId });
-          const replaced = (await repo.byId(trx, companyId, newId))!;
-          await emit(trx, original, ['APPOINTMENT_RESCHEDULED']);
+          const replaced = await repo.insert(trx, replacement(row, slot, { id: newId, body, allowPaddingOverflow, ignoreExternalEvents }), resourceIds, row.timezoneName);
+          // The events in this order: the move, then the new appointment.
+          const original = await repo.update(trx, row, { status: 'RE', rescheduledToId: newId }, ['APPOINTMENT_RESCHEDULED']);
           await emit(trx, replaced, ['NEW_APPOINTMENT']);
           return { result: toApi(replaced), changed: [original, replaced] };
         },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { AppointmentsTable } from '../../platform/database/schema.js';
 import { ApiError, notFound, validationError } from '../../platform/errors.js';
@@ -7,8 +7,9 @@ import type { Db } from '../../platform/database/index.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import { customFields, toApi } from './mapper.js';
+import { CUSTOM_FIELD_NAMES } from '../catalog/fields.js';
 import type { Appointment } from './mapper.js';
-import { bookingTransaction, dailyLimitsKey, emit, lockKeys, touchChanged, visible } from './operation.js';
+import { bookingTransaction, dailyLimitsKey, eventsOf, lockKeys, touchChanged, visible } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { createIdempotency, requestHash } from './idempotency.js';
 import type { KeyedRequest } from './idempotency.js';
@@ -59,16 +60,30 @@ async function assertPublicHoldRoom(trx: Db, companyId: string, cap: number, now
   });
 }
 
-/** The row of a new appointment in the prepared slot. */
+const NO_CUSTOM_FIELDS = Object.fromEntries(CUSTOM_FIELD_NAMES.map((name) => [name, null])) as Record<(typeof CUSTOM_FIELD_NAMES)[number], null>;
+
+/**
+ * The row of a new appointment in the prepared slot, every column given (the defaults of
+ * migrations/0003 included), so its answer and its event are built before the one statement that
+ * inserts it. created_at is the application's wall time, as updates set updated_at.
+ */
 function newAppointment(
   kind: 'create' | 'hold',
   principal: Principal,
   slot: PreparedSlot,
   fields: { companyId: string; id: string; customerId: string | null; body: SlotRequest; now: number; allowPaddingOverflow: boolean; ignoreExternalEvents: boolean },
-): Insertable<AppointmentsTable> {
+): Selectable<AppointmentsTable> {
   const { prepared } = slot;
   const { body, now } = fields;
+  const written = new Date();
   return {
+    ...NO_CUSTOM_FIELDS,
+    confirmed: false,
+    rescheduledFromId: null,
+    rescheduledToId: null,
+    customerUnconfirmed: false,
+    createdAt: written,
+    updatedAt: written,
     companyId: fields.companyId,
     id: fields.id,
     locationId: prepared.location.id,
@@ -153,9 +168,10 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
         if (publicHold) await assertPublicHoldRoom(trx, companyId, ctx.publicHoldsPerCompany!, now);
         const resourceIds = await slots.checkSlot(trx, slot, check);
         const id = randomUUID();
-        await repo.insert(trx, newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents }), resourceIds);
-        created = (await repo.byId(trx, companyId, id))!;
-        if (kind === 'create') await emit(trx, created, ['NEW_APPOINTMENT']);
+        const row = newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents });
+        const answer: AppointmentRow = { ...row, timezoneName: prepared.location.timezoneName, resourceIds: [...resourceIds].sort() };
+        // The event goes in with the appointment: one statement for the row, its resources and the outbox.
+        created = await repo.insert(trx, row, resourceIds, answer.timezoneName, kind === 'create' ? eventsOf(answer, ['NEW_APPOINTMENT']) : []);
         return toApi(created);
       });
     });

@@ -12,7 +12,7 @@ import type { TouchedEntities } from '../availability/cache.js';
 import type { EngineReads } from '../availability/inputs.js';
 import type { PreparedSearch, TargetReads } from '../availability/target.js';
 import { appointmentRepository as repo } from './repository.js';
-import type { AppointmentRow } from './repository.js';
+import type { AppointmentRow, OutboxEvent } from './repository.js';
 import { toApi } from './mapper.js';
 import { LOCK_BUSY, problemError } from './problems.js';
 
@@ -89,12 +89,15 @@ export function refuse(operation: Operation, row: AppointmentRow, now: number) {
   if (problem) throw problemError(problem);
 }
 
-export async function emit(trx: Db, row: AppointmentRow, triggers: EventTrigger[]) {
+/** The outbox events of triggers on an appointment, each carrying the appointment as answered. */
+export function eventsOf(row: AppointmentRow, triggers: EventTrigger[]): OutboxEvent[] {
   const payload = toApi(row);
+  return triggers.map((trigger) => ({ companyId: row.companyId, id: randomUUID(), trigger, appointmentId: row.id, locationId: row.locationId, payload }));
+}
+
+export async function emit(trx: Db, row: AppointmentRow, triggers: EventTrigger[]) {
   // One statement per event, so each gets its own created_at and consumers see them in order.
-  for (const trigger of triggers) {
-    await repo.addEvents(trx, [{ companyId: row.companyId, id: randomUUID(), trigger, appointmentId: row.id, locationId: row.locationId, payload }]);
-  }
+  for (const event of eventsOf(row, triggers)) await repo.addEvents(trx, [event]);
 }
 
 /** After commit: clears the cached availability of everything the changed appointments touch. */

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../platform/database/schema.js';
+import { toApi } from './mapper.js';
 
 /** An appointment with its location's zone and its resources, as every read returns it. */
 export type AppointmentRow = Selectable<AppointmentsTable> & { timezoneName: string; resourceIds: string[] };
@@ -65,6 +67,21 @@ const APPOINTMENT_COLUMNS = [
   'l.timezoneName',
 ] as const;
 
+/** An event for the outbox, its payload as the API answers the appointment. */
+export interface OutboxEvent {
+  companyId: string;
+  id: string;
+  trigger: EventTrigger;
+  appointmentId: string;
+  locationId: string;
+  payload: unknown;
+}
+
+const outboxRows = (events: OutboxEvent[]) => events.map((e) => ({ ...e, payload: JSON.stringify(e.payload) }));
+
+/** An appointment's resource ids, ordered, as text (both drivers parse text[] the same way). */
+const resourceIdsColumn = sql<string[]>`array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = a.company_id and ar.appointment_id = a.id order by ar.resource_id)`.as('resourceIds');
+
 /**
  * Data access for appointments. Every function takes the connection to use, so the booking service
  * runs them on its transaction; every query is scoped by company.
@@ -92,67 +109,106 @@ export const appointmentRepository = {
     await sql`select count(pg_advisory_xact_lock(h)) from (select distinct hashtextextended(k, 0) as h from unnest(${unique}::text[]) as k order by h offset ${taken}) as locks`.execute(db);
   },
 
-  /** Appointments by id with their location's zone and resources; `forUpdate` row-locks them. */
+  /**
+   * Appointments by id with their location's zone and resources, in one statement (the resources
+   * as an array beside each row: a booking reads its appointment inside the locked transaction,
+   * where every round trip is held); `forUpdate` row-locks them.
+   */
   async byIds(db: Db, companyId: string, ids: string[], options: { forUpdate?: boolean } = {}): Promise<AppointmentRow[]> {
     if (ids.length === 0) return [];
     let query = db
       .selectFrom('appointments as a')
       .innerJoin('locations as l', (j) => j.onRef('l.companyId', '=', 'a.companyId').onRef('l.id', '=', 'a.locationId'))
       .select(APPOINTMENT_COLUMNS)
+      .select(resourceIdsColumn)
       .where('a.companyId', '=', companyId)
       .where('a.id', 'in', ids);
     if (options.forUpdate) query = query.forUpdate('a');
-    const rows = await query.execute();
-    return withResources(db, companyId, rows);
+    return query.execute();
   },
 
   async byId(db: Db, companyId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<AppointmentRow | undefined> {
     return (await appointmentRepository.byIds(db, companyId, [id], options))[0];
   },
 
-  async insert(db: Db, row: Insertable<AppointmentsTable>, resourceIds: string[]): Promise<void> {
-    await db.insertInto('appointments').values(row).execute();
-    if (resourceIds.length === 0) return;
-    await db
-      .insertInto('appointmentResources')
-      .values(
-        resourceIds.map((resourceId) => ({
-          companyId: row.companyId,
-          appointmentId: row.id,
-          resourceId,
-          startTime: row.startTime,
-          endTime: row.endTime,
-          status: row.status,
-          expiresAt: row.expiresAt ?? null,
-        })),
-      )
-      .execute();
+  /**
+   * Inserts an appointment and its resource rows in one statement and answers it as stored, so a
+   * booking neither sends a second insert nor reads its own row back inside the locked transaction.
+   * `events` (already built from the row) go into the outbox in the same statement. (The resource
+   * rows and events reference the appointment; the foreign keys are checked at the end of the
+   * statement, when all are in.)
+   */
+  async insert(db: Db, row: Insertable<AppointmentsTable>, resourceIds: string[], timezoneName: string, events: OutboxEvent[] = []): Promise<AppointmentRow> {
+    const links = resourceIds.map((resourceId) => ({
+      companyId: row.companyId,
+      appointmentId: row.id,
+      resourceId,
+      startTime: row.startTime,
+      endTime: row.endTime,
+      status: row.status,
+      expiresAt: row.expiresAt ?? null,
+      // Copies availability reads without a join (migrations/0014).
+      serviceId: row.serviceId,
+      duration: row.duration,
+      padding: row.padding ?? 0,
+    }));
+    // Each `with` widens the query's table types; the casts keep one variable, as only 'created' is read.
+    let query = db.with('created', (q) => q.insertInto('appointments').values(row).returningAll());
+    if (links.length > 0) query = query.with('links', (q) => q.insertInto('appointmentResources').values(links).returning('resourceId')) as unknown as typeof query;
+    if (events.length > 0) query = query.with('events', (q) => q.insertInto('outboxEvents').values(outboxRows(events)).returning('id')) as unknown as typeof query;
+    const created = await query.selectFrom('created').selectAll().executeTakeFirstOrThrow();
+    // In the order byIds answers them (resource_id order; ids are lowercase, so as strings too).
+    return { ...created, timezoneName, resourceIds: [...resourceIds].sort() };
   },
 
   /**
    * Changes an appointment and answers it as changed (its zone and resources do not change, so they
-   * are taken from `row`); status and expiry are copied to its resource rows, which availability reads.
+   * are taken from `row`), in one statement: status and expiry are copied to its resource rows,
+   * which availability reads, and the events of `triggers` go into the outbox, carrying the row as
+   * changed (built from `row` and the plain values of `changes`, which is what the update writes).
    */
-  async update(db: Db, row: AppointmentRow, changes: Updateable<AppointmentsTable>): Promise<AppointmentRow> {
+  async update(db: Db, row: AppointmentRow, changes: Updateable<AppointmentsTable>, triggers: EventTrigger[] = []): Promise<AppointmentRow> {
     const { companyId, id } = row;
-    const updated = await db
-      .updateTable('appointments')
-      .set({ ...changes, updatedAt: new Date() })
-      .where('companyId', '=', companyId)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const updatedAt = new Date();
+    // Each `with` widens the query's table types; the casts keep one variable, as only 'updated' is read.
+    let query = db.with('updated', (q) =>
+      q
+        .updateTable('appointments')
+        .set({ ...changes, updatedAt })
+        // Qualified: several tenant tables in one statement (test/helpers/tenant-statements.ts).
+        .where('appointments.companyId', '=', companyId)
+        .where('appointments.id', '=', id)
+        .returningAll(),
+    );
     if (changes.status !== undefined || changes.expiresAt !== undefined) {
-      await db
-        .updateTable('appointmentResources')
-        .set({
-          ...(changes.status !== undefined ? { status: changes.status } : {}),
-          ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
-        })
-        .where('companyId', '=', companyId)
-        .where('appointmentId', '=', id)
-        .execute();
+      query = query.with('links', (q) =>
+        q
+          .updateTable('appointmentResources')
+          .set({
+            ...(changes.status !== undefined ? { status: changes.status } : {}),
+            ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
+          })
+          .where('appointmentResources.companyId', '=', companyId)
+          .where('appointmentResources.appointmentId', '=', id)
+          .returning('resourceId'),
+      ) as unknown as typeof query;
     }
+    if (triggers.length > 0) {
+      const changed = { ...row, ...changes, updatedAt } as AppointmentRow;
+      const payload = JSON.stringify(toApi(changed));
+      const events = triggers.map((trigger, index) => ({
+        companyId,
+        id: randomUUID(),
+        trigger,
+        appointmentId: id,
+        locationId: row.locationId,
+        payload,
+        // Consumers read events in created_at order: several in one statement are a microsecond apart.
+        createdAt: sql<Date>`clock_timestamp() + ${index} * interval '1 microsecond'`,
+      }));
+      query = query.with('events', (q) => q.insertInto('outboxEvents').values(events).returning('id')) as unknown as typeof query;
+    }
+    const updated = await query.selectFrom('updated').selectAll().executeTakeFirstOrThrow();
     return { ...updated, timezoneName: row.timezoneName, resourceIds: row.resourceIds };
   },
 
@@ -166,12 +222,9 @@ export const appointmentRepository = {
     await db.deleteFrom('idempotencyKeys').where('createdAt', '<', before).execute();
   },
 
-  async addEvents(db: Db, events: Array<{ companyId: string; id: string; trigger: EventTrigger; appointmentId: string; locationId: string; payload: unknown }>) {
+  async addEvents(db: Db, events: OutboxEvent[]) {
     if (events.length === 0) return;
-    await db
-      .insertInto('outboxEvents')
-      .values(events.map((e) => ({ ...e, payload: JSON.stringify(e.payload) })))
-      .execute();
+    await db.insertInto('outboxEvents').values(outboxRows(events)).execute();
   },
 
   events(db: Db, companyId: string, appointmentId: string) {

@@ -264,7 +264,7 @@ function registerPublicRoutes(app: App, appointments: AppointmentService) {
       config: PUBLIC,
       schema: {
         tags: ['Public booking'],
-        summary: 'Book a hold made by a public booking page, for the customer given by name, email and phone',
+        summary: 'Book a hold made by a public booking page, for the customer given by name, email and phone, with the answers to the custom fields the company\'s page asks',
         security: Security.public,
         params: IdParams,
         body: PublicBookBody,
@@ -273,7 +273,8 @@ function registerPublicRoutes(app: App, appointments: AppointmentService) {
     },
     async (request) => {
       const principal = requireCompany(request.principal);
-      return appointments.book(principal.companyId, principal, request.params.id, request.body);
+      const { name, email, phone, ...answers } = request.body;
+      return appointments.book(principal.companyId, principal, request.params.id, { name, email, ...(phone !== undefined ? { phone } : {}) }, answers);
     },
   );
 }

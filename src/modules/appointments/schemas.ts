@@ -60,8 +60,9 @@ const SlotFields = {
 };
 
 // A booking page cannot choose to overrun padding or external calendar events (the service
-// decides), nor write notes or custom fields: the company's own customer mail prints them, so a
-// stranger's text would reach the customer as the company's (issue 12).
+// decides), nor write notes or custom fields on a hold: the company's own customer mail prints
+// notes, so a stranger's text would reach the customer as the company's (issue 12). The custom
+// fields the company's page asks (bookingPage.fields) are answered at book, PublicBookBody.
 export const PublicSlotBody = Type.Object(
   {
     Unavailability: SlotFields.Unavailability,
@@ -123,8 +124,18 @@ export const BookBody = Type.Object({ CustomerId: Type.Optional(Uuid()), ...Cust
 /** The customer of book: CustomerId, or the details to find or create one by (a hold without one). */
 export type BookRequest = Static<typeof BookBody>;
 
+/**
+ * The visitor's details, and the answers to the custom fields the company's booking page asks
+ * (bookingPage.fields, checked by bookingFieldProblems in src/domain/booking-page.ts): a field the
+ * page does not ask is refused, so a page never writes the fields a company keeps for its staff.
+ */
 export const PublicBookBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 255 }), email: EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' }), phone: Type.Optional(Nullable(Phone('CONTACT-101'))) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    email: EmailField({ required: 'BOOKING-109', format: 'EMAIL-102', maxLength: 'EMAIL-102' }),
+    phone: Type.Optional(Nullable(Phone('CONTACT-101'))),
+    ...CustomFieldsIn,
+  },
   { additionalProperties: false },
 );
 

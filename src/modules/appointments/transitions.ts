@@ -1,23 +1,23 @@
 import type { Principal } from '../../platform/auth/principal.js';
-import { validationError } from '../../platform/errors.js';
+import { fieldError, validationError, validationErrors } from '../../platform/errors.js';
+import { bookingFieldProblems } from '../../domain/booking-page.js';
 import type { Db } from '../../platform/database/index.js';
 import { assertOwned } from '../catalog/ownership.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
-import { toApi } from './mapper.js';
-import { changeExisting, dailyLimitsKey, emit, lockKeys, readVisible, refuse } from './operation.js';
+import { customFields, toApi } from './mapper.js';
+import { changeExisting, dailyLimitsKey, lockKeys, readVisible, refuse } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { customerExists, resolveCustomer } from './customers.js';
 import type { SlotChecks } from './slot.js';
-import type { BookRequest, ReserveRequest } from './schemas.js';
+import type { BookRequest, CustomFieldValues, ReserveRequest } from './schemas.js';
 
 /** The moves of States and transitions that keep the slot: reserve, book, confirm, cancel, delete. */
 
 /** Confirm of a booked appointment: sets confirmed, and APPOINTMENT_CONFIRMED only the first time. */
 async function confirmBooked(trx: Db, row: AppointmentRow) {
   if (row.confirmed) return { result: toApi(row), changed: [] };
-  const confirmed = await repo.update(trx, row, { confirmed: true });
-  await emit(trx, confirmed, ['APPOINTMENT_CONFIRMED']);
+  const confirmed = await repo.update(trx, row, { confirmed: true }, ['APPOINTMENT_CONFIRMED']);
   return { result: toApi(confirmed), changed: [] };
 }
 
@@ -34,10 +34,21 @@ function assertCustomerChoice(before: AppointmentRow, customer: BookRequest) {
 export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
   const { db } = ctx;
 
+  /**
+   * A booking page's answers against the fields the company's page asks (bookingPage.fields): a
+   * required one missing, or a field it does not ask, is a 400 at `fieldN` before anything is written.
+   */
+  async function assertPageAnswers(companyId: string, answers: CustomFieldValues) {
+    const company = await db.selectFrom('companies').select('bookingPage').where('id', '=', companyId).executeTakeFirst();
+    const problems = bookingFieldProblems(company?.bookingPage.fields ?? [], answers);
+    if (problems.length > 0) throw validationErrors(problems.map((p) => fieldError('body', p.path, p.message)));
+  }
+
   /** IN → BK and RS → BK (book, and confirm of a reservation); confirm of a BK only sets confirmed. */
-  async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: BookRequest) {
+  async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: BookRequest, answers?: CustomFieldValues) {
     const now = ctx.clock();
     const before = await readVisible(db, principal, { companyId, id });
+    if (answers) await assertPageAnswers(companyId, answers);
     if (operation === 'confirm' && before.status === 'BK') {
       // Confirm is idempotent: APPOINTMENT_CONFIRMED only the first time.
       return changeExisting(ctx, {
@@ -77,9 +88,20 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
         const { allowPaddingOverflow, ignoreExternalEvents } = row;
         await slots.checkSlot(trx, slot, { companyId, customerId, now, exclude: [row.id], countsAsActive: true, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
         const fromReserved = row.status === 'RS';
-        const updated = await repo.update(trx, row, { status: 'BK', expiresAt: null, customerId, ...(fromReserved ? { confirmed: true } : {}), ...(unconfirmed ? { customerUnconfirmed: true } : {}) });
         // A reservation becomes a booking and is confirmed by the same call.
-        await emit(trx, updated, fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT']);
+        const updated = await repo.update(
+          trx,
+          row,
+          {
+            status: 'BK',
+            expiresAt: null,
+            customerId,
+            ...(answers ? customFields(answers) : {}),
+            ...(fromReserved ? { confirmed: true } : {}),
+            ...(unconfirmed ? { customerUnconfirmed: true } : {}),
+          },
+          fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT'],
+        );
         return { result: toApi(updated), changed: [updated] };
       },
       prelude: async (trx) => {
@@ -115,7 +137,9 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
     },
 
     /** IN → BK, RS → BK; the slot and every limit are checked again. */
-    book: (companyId: string, principal: Principal, id: string, customer: BookRequest = {}) => moveToBooked(companyId, principal, id, 'book', customer),
+    /** `answers`: a booking page's custom fields, checked against the company's bookingPage.fields. */
+    book: (companyId: string, principal: Principal, id: string, customer: BookRequest = {}, answers?: CustomFieldValues) =>
+      moveToBooked(companyId, principal, id, 'book', customer, answers),
 
     /** Sets confirmed (RS → BK as book does); idempotent. */
     confirm: (companyId: string, principal: Principal, id: string) => moveToBooked(companyId, principal, id, 'confirm', {}),
@@ -130,8 +154,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
         keys: (row) => lockKeys(companyId, { resources: row.resourceIds }),
         work: async (trx, row) => {
           refuse('cancel', row, now);
-          const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null });
-          await emit(trx, updated, ['APPOINTMENT_CANCELLED']);
+          const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null }, ['APPOINTMENT_CANCELLED']);
           return { result: toApi(updated), changed: [updated] };
         },
       });

@@ -5,13 +5,13 @@ import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/app
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
 import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
-import type { AvailabilityRepository } from './repository.js';
+import type { AvailabilityRepository, BusyAppointmentRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
 
 /** The reads loadEngineInputs makes. */
 export type EngineReads = Pick<
   AvailabilityRepository,
-  'blocks' | 'externalBusy' | 'recurringBlocks' | 'holidays' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
+  'blocks' | 'externalBusy' | 'recurringBlocks' | 'holidays' | 'busyAppointmentsOfResources' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
 >;
 
 export interface EngineInputRequest {
@@ -51,7 +51,7 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
     repository.externalBusy(companyId, resourceIds, window.from, window.to),
     repository.recurringBlocks(companyId, scope, loadFromDate, loadToDate),
     repository.holidays(companyId, [location.id], loadFromDate, loadToDate),
-    repository.activeAppointmentsOfResources(companyId, resourceIds, window),
+    repository.busyAppointmentsOfResources(companyId, resourceIds, window),
     repository.dailyUsage(companyId, service.id, zone, window),
     request.CustomerId ? repository.customerAppointments(companyId, request.CustomerId, service.id, excludeAppointmentIds) : Promise.resolve(undefined),
     service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined),
@@ -104,10 +104,10 @@ function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string
 }
 
 /**
- * The rows of activeAppointmentsOfResources (one per resource) as the engine's appointments, and,
+ * The rows of busyAppointmentsOfResources (one per resource) as the engine's appointments, and,
  * with `balancedZone` (BALANCED only), the minutes booked per resource in each ISO week of that zone.
  */
-function activeAppointments(rows: Awaited<ReturnType<AvailabilityRepository['activeAppointmentsOfResources']>>, balancedZone: string | null) {
+function activeAppointments(rows: BusyAppointmentRow[], balancedZone: string | null) {
   const byAppointment = new Map<string, ActiveAppointment>();
   const weeklyMinutes: Record<string, Record<string, number>> = {};
   for (const row of rows) {
@@ -119,13 +119,13 @@ function activeAppointments(rows: Awaited<ReturnType<AvailabilityRepository['act
         serviceId: row.serviceId,
         resourceIds: [row.resourceId],
         padding: row.padding,
-        start: row.startTime.getTime(),
-        end: row.endTime.getTime(),
+        start: row.start,
+        end: row.end,
       });
     }
     // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
     if (balancedZone === null) continue;
-    const start = DateTime.fromJSDate(row.startTime, { zone: balancedZone });
+    const start = DateTime.fromMillis(row.start, { zone: balancedZone });
     const week = `${start.weekYear}-W${String(start.weekNumber).padStart(2, '0')}`;
     weeklyMinutes[week] ??= {};
     weeklyMinutes[week][row.resourceId] = (weeklyMinutes[week][row.resourceId] ?? 0) + row.duration;

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { localDate, localDayFinder } from '../../domain/local-time.js';
-import { holdingCapacity } from './status-filter.js';
+import { holdingCapacity, holdingCapacitySnake } from './status-filter.js';
 
 /** Longest an appointment can reach back into a window: the longest duration (a week) plus a day of padding. */
 const MAX_APPOINTMENT_REACH_MS = 8 * 24 * 3_600_000;
@@ -191,32 +192,53 @@ export interface AppointmentWindow {
   excludeIds?: string[] | undefined;
 }
 
+/** One resource's share of an appointment that holds capacity: what the engine reads of it. */
+export interface BusyAppointmentRow {
+  id: string;
+  resourceId: string;
+  serviceId: string;
+  duration: number;
+  padding: number;
+  /** Epoch milliseconds. */
+  start: number;
+  end: number;
+}
+
 /**
  * The appointments already there. Which of them take capacity is the domain's rule (holdsCapacity),
  * applied in SQL by status-filter.ts.
  */
 function appointmentReads(db: Db) {
+  /**
+   * Busy time of appointments holding any of the resources in [from, to) (holdsCapacity), one row
+   * per resource, times in epoch milliseconds. One index range scan per resource on
+   * appointment_resources, which carries every column read here (migrations/0014), so there is
+   * no join. The hot read of every search: raw SQL without the CamelCasePlugin (the aliases are
+   * already camelCase) and times as numbers, not Dates parsed from text.
+   */
+  async function busyAppointmentsOfResources(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow): Promise<BusyAppointmentRow[]> {
+    if (resourceIds.length === 0) return [];
+    // Bounded on both sides of start_time, so the index scan covers only the window: no
+    // appointment is longer than a week (the duration limit), and padding reaches back a day.
+    const result = await sql<BusyAppointmentRow>`
+      select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
+        floor(extract(epoch from ar.start_time) * 1000)::int8 as "start", floor(extract(epoch from ar.end_time) * 1000)::int8 as "end"
+      from appointment_resources ar
+      where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
+        and ${holdingCapacitySnake('ar', now)}
+        and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
+        and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
+        ${excludeIds.length > 0 ? sql`and ar.appointment_id <> all(${excludeIds}::uuid[])` : sql``}`.execute(db.withoutPlugins());
+    return result.rows;
+  }
+
   return {
-    /**
-     * Appointments holding any of the resources in [from, to) (holdsCapacity). One index range scan
-     * per resource on appointment_resources.
-     */
-    activeAppointmentsOfResources(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow) {
-      if (resourceIds.length === 0) return Promise.resolve([]);
-      return db
-        .selectFrom('appointmentResources as ar')
-        .innerJoin('appointments as a', (j) => j.onRef('a.companyId', '=', 'ar.companyId').onRef('a.id', '=', 'ar.appointmentId'))
-        .select(['a.id', 'a.serviceId', 'a.locationId', 'a.customerId', 'a.startTime', 'a.endTime', 'a.padding', 'a.duration', 'ar.resourceId'])
-        .where('ar.companyId', '=', companyId)
-        .where('ar.resourceId', 'in', resourceIds)
-        .where(holdingCapacity('ar', now))
-        // Bounded on both sides of start_time, so the index scan covers only the window: no
-        // appointment is longer than a week (the duration limit), and padding reaches back a day.
-        .where('ar.startTime', '<', to)
-        .where('ar.startTime', '>', new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS))
-        .where('ar.endTime', '>', new Date(from.getTime() - 24 * 3_600_000))
-        .$if(excludeIds.length > 0, (q) => q.where('ar.appointmentId', 'not in', excludeIds))
-        .execute();
+    busyAppointmentsOfResources,
+
+    /** busyAppointmentsOfResources with the times as Dates (booking's committed-occupancy check). */
+    async activeAppointmentsOfResources(companyId: string, resourceIds: string[], window: AppointmentWindow) {
+      const rows = await busyAppointmentsOfResources(companyId, resourceIds, window);
+      return rows.map(({ start, end, ...row }) => ({ ...row, startTime: new Date(start), endTime: new Date(end) }));
     },
 
     /** Appointments that hold capacity, one row per resource, that touch any of the scopes in [from, to). */

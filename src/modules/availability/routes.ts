@@ -27,6 +27,17 @@ function resourceIdList(values: string[] | undefined): string[] | undefined {
   return idList('ResourceIds', values);
 }
 
+/**
+ * The full answer, described as the 200. `format=compact` changes its shape (schemas.ts,
+ * CompactAvailabilityResponse, which the description spells out); it is not a union in the 200
+ * because a union would make every typed client (packages/client) narrow the default answer it
+ * always gets, and a component no operation names fails the document's lint.
+ */
+const AVAILABILITY_ANSWER = Type.Ref('Availability', {
+  description:
+    'The availability. With `format=compact`: `resources` (each resource id once, in id order) is added, and each of `availableTimes` has `resourceIndexes` (positions in `resources`) instead of `resourceIds`',
+});
+
 export function registerAvailabilityRoutes(app: App, { availability, calendar }: { availability: AvailabilityService; calendar: CalendarService }) {
   app.addSchema(AvailabilityResponse);
   app.addSchema(CalendarRowSchema);
@@ -41,7 +52,7 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
         summary: 'Open slots for a public booking page (services shown online only)',
         security: Security.public,
         querystring: PublicAvailabilityQuery,
-        response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
+        response: { 200: AVAILABILITY_ANSWER, ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
@@ -67,7 +78,7 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
           'An empty result is a valid 200; availableDays says why a day has no slot.',
         security: Security.company,
         querystring: AvailabilityQuery,
-        response: { 200: Type.Ref('Availability'), ...errorResponses(400, 401, 403) },
+        response: { 200: AVAILABILITY_ANSWER, ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {

@@ -22,6 +22,11 @@ export const AvailabilityQuery = Type.Object({
       description: 'IANA zone in which startDate and endDate are read and availableDays are reported (default: the location\'s); slots stay UTC instants',
     }),
   ),
+  format: Type.Optional(
+    StringEnum(['full', 'compact'], {
+      description: 'Default full. compact: the answer lists each resource id once, in `resources`, and each slot gives `resourceIndexes` into it instead of `resourceIds`',
+    }),
+  ),
 });
 
 /** A public booking page's search: it does not identify the customer. */
@@ -54,6 +59,26 @@ export const AvailabilityResponse = Type.Object(
     ),
   },
   { $id: 'Availability' },
+);
+
+/**
+ * The answer with `format=compact`: each slot's resources as indexes into `resources`. It types the
+ * service's answer; the routes describe it in words (routes.ts says why).
+ */
+export const CompactAvailabilityResponse = Type.Object(
+  {
+    timezoneName: Type.String(),
+    resources: Type.Array(Uuid(), { description: 'Every resource id some slot lists, each once, in id order' }),
+    availableTimes: Type.Array(
+      Type.Object({
+        startTime: Type.String({ format: 'date-time' }),
+        endTime: Type.String({ format: 'date-time' }),
+        resourceIndexes: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Positions in `resources`' }),
+        remaining: Type.Integer({ description: 'Bookings still possible at this time with the listed resources' }),
+      }),
+    ),
+    availableDays: AvailabilityResponse.properties.availableDays,
+  },
 );
 
 export const CalendarRowSchema = Type.Object(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
 import { validationError } from '../../platform/errors.js';
@@ -11,9 +12,10 @@ import { engineInput, loadEngineInputs } from './inputs.js';
 import type { EngineReads } from './inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from './target.js';
 import type { PreparedSearch, TargetReads } from './target.js';
-import type { AvailabilitySearch } from './schemas.js';
+import type { AvailabilitySearch, CompactAvailabilityResponse } from './schemas.js';
 
 export type { AvailabilitySearch };
+export type CompactAvailabilityResult = Static<typeof CompactAvailabilityResponse>;
 
 export const MAX_SEARCH_DAYS = 31;
 
@@ -53,6 +55,28 @@ function checkRange(search: AvailabilitySearch, target: { zone: string; service:
     throw validationError('query', 'duration', `duration must be one of the service's options: ${durations.join(', ')}`, 'AVAILABILITY-105');
   }
   return { endDate, duration };
+}
+
+/**
+ * The answer with `format=compact`: with 50 resources and round robin NONE every slot repeats up to
+ * 50 ids; here each id is written once and a slot lists positions in `resources` (docs/api.md).
+ */
+export function compactAnswer(result: AvailabilityResult): CompactAvailabilityResult {
+  const ids = new Set<string>();
+  for (const slot of result.availableTimes) for (const id of slot.resourceIds) ids.add(id);
+  const resources = [...ids].sort();
+  const indexOf = new Map(resources.map((id, index) => [id, index]));
+  return {
+    timezoneName: result.timezoneName,
+    resources,
+    availableTimes: result.availableTimes.map(({ resourceIds, ...slot }) => ({
+      startTime: slot.startTime,
+      endTime: slot.endTime,
+      resourceIndexes: resourceIds.map((id) => indexOf.get(id)!),
+      remaining: slot.remaining,
+    })),
+    availableDays: result.availableDays,
+  };
 }
 
 export function createAvailabilityService(deps: AvailabilityDeps) {
@@ -99,7 +123,9 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       resources: prepared.resources.map((r) => r.id),
       customers: search.CustomerId ? [search.CustomerId] : [],
     };
-    const key = await deps.cache.keyFor(companyId, entities, searchKey);
+    // Only compact answers carry the format in their key, so full answers keep theirs; the RANDOM
+    // seed (searchKey) leaves it out, so both forms pick the same resource.
+    const key = await deps.cache.keyFor(companyId, entities, search.format === 'compact' ? { ...searchKey, f: 'compact' } : searchKey);
     const cached = await deps.cache.get(key);
     if (cached) return cached;
 
@@ -129,7 +155,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
         random: seededRandom(JSON.stringify(searchKey)),
       }),
     );
-    const json = JSON.stringify(result);
+    const json = JSON.stringify(search.format === 'compact' ? compactAnswer(result) : result);
     await deps.cache.set(key, json);
     return json;
   }

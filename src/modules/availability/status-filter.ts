@@ -27,3 +27,13 @@ export function countedUnder(statuses: readonly AppointmentStatus[], table: Stat
 export function holdingCapacity(table: StatusColumns, now: Date): RawBuilder<SqlBool> {
   return countedUnder(CAPACITY_STATUSES, table, now);
 }
+
+/**
+ * holdingCapacity for a query run without the CamelCasePlugin (`db.withoutPlugins()`), which
+ * names the columns as the database does.
+ */
+export function holdingCapacitySnake(table: StatusColumns, now: Date): RawBuilder<SqlBool> {
+  const status = sql.ref(`${table}.status`);
+  const expiresAt = sql.ref(`${table}.expires_at`);
+  return sql<SqlBool>`(${status} in (${sql.join(CAPACITY_STATUSES)}) and (${status} <> ${HOLD_STATUS} or ${expiresAt} > ${now}))`;
+}

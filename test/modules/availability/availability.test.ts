@@ -308,6 +308,24 @@ describe('time that is taken away', { concurrency: true }, () => {
     // A new slot occupies its hour plus 30 minutes; the appointment occupies 12:00-13:30.
     assert.deepEqual(localTimes(body, date), ['09:00', '09:30', '10:00', '10:30', '13:30', '14:00', '14:30', '15:00', '15:30']);
   });
+
+  test('a resource row written without the copies availability reads gets them from its appointment, and follows it', async () => {
+    const date = wednesday();
+    const s = await setup(context);
+    // The helper inserts appointment_resources rows without service, duration or padding (as a
+    // script would); migrations/0014's trigger fills them in.
+    const id = await appointment(s, { start: at(date, '12:00'), minutes: 60, padding: 15 });
+    const copies = () =>
+      context.database.db
+        .selectFrom('appointmentResources')
+        .select(['serviceId', 'duration', 'padding', 'startTime'])
+        .where('companyId', '=', s.tenant.companyId)
+        .where('appointmentId', '=', id)
+        .executeTakeFirstOrThrow();
+    assert.deepEqual(await copies(), { serviceId: s.serviceId, duration: 60, padding: 15, startTime: at(date, '12:00').toJSDate() });
+    await context.database.db.updateTable('appointments').set({ padding: 30, startTime: at(date, '11:00').toJSDate() }).where('companyId', '=', s.tenant.companyId).where('id', '=', id).execute();
+    assert.deepEqual(await copies(), { serviceId: s.serviceId, duration: 60, padding: 30, startTime: at(date, '11:00').toJSDate() });
+  });
 });
 
 describe('capacity and limits', { concurrency: true }, () => {
@@ -442,6 +460,25 @@ describe('round robin over two resources', { concurrency: true }, () => {
     const named = await available(s, { startDate: date, ResourceIds: first });
     assert.deepEqual(localTimes(named, date), HOURS.filter((h) => h !== '10:00'));
     for (const slot of named.availableTimes) assert.deepEqual(slot.resourceIds, [first]);
+  });
+
+  test('format=compact gives each resource id once and each slot its indexes; full is the default', async () => {
+    const { date, s, first, second } = await twoResources('NONE');
+    const full = await available(s, { startDate: date, endDate: plusDays(date, 1) });
+    assert.deepEqual(await available(s, { startDate: date, endDate: plusDays(date, 1), format: 'full' }), full);
+    const response = await search(s, { startDate: date, endDate: plusDays(date, 1), format: 'compact' });
+    assert.equal(response.statusCode, 200, response.body);
+    const compact = json<{ timezoneName: string; resources: string[]; availableTimes: Array<{ startTime: string; endTime: string; resourceIndexes: number[]; remaining: number }>; availableDays: Day[] }>(response);
+    assert.deepEqual(compact.resources, [first, second].sort());
+    assert.deepEqual(
+      compact.availableTimes.map(({ resourceIndexes, ...slot }) => ({ ...slot, resourceIds: resourceIndexes.map((i) => compact.resources[i]!) })),
+      full.availableTimes.map(({ resourceIds, ...slot }) => ({ ...slot, resourceIds })),
+    );
+    assert.deepEqual({ timezoneName: compact.timezoneName, availableDays: compact.availableDays }, { timezoneName: full.timezoneName, availableDays: full.availableDays });
+    // Asked again (now from the cache), each form keeps its own shape.
+    assert.deepEqual(json(await search(s, { startDate: date, endDate: plusDays(date, 1), format: 'compact' })), compact);
+    assert.deepEqual(await available(s, { startDate: date, endDate: plusDays(date, 1) }), full);
+    assertBadRequest(await search(s, { startDate: date, format: 'short' }));
   });
 
   test('RANDOM assigns one free resource to each slot', async () => {

@@ -58,7 +58,7 @@ export function createChanges(ctx: BookingContext, slots: SlotChecks) {
     const service = await reads.service(row.companyId, row.serviceId);
     if (!service) return;
     const rows = await reads.customerAppointments(row.companyId, customerId, row.serviceId, [row.id]);
-    const usage = customerUsage(rows, now);
+    const usage = customerUsage(rows.map((r) => ({ ...r, expiresAt: r.expiresAt?.getTime() ?? null })), now);
     const resources = await repo.resources(trx, row.companyId, row.resourceIds);
     const problem = limitProblem({ ...service, dailyBookingLimitCount: 0, dailyBookingLimitMinutes: 0 }, resources, { day: { count: 0, minutes: 0 }, customer: usage }, row.duration, row.status !== 'RS');
     if (problem) throw problemError(problem);

@@ -10,6 +10,7 @@ import type { Operation } from '../../domain/booking.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
 import type { TouchedEntities } from '../availability/cache.js';
 import type { EngineReads } from '../availability/inputs.js';
+import type { AvailabilityRepository } from '../availability/repository.js';
 import type { PreparedSearch, TargetReads } from '../availability/target.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow, OutboxEvent } from './repository.js';
@@ -22,7 +23,7 @@ import { LOCK_BUSY, problemError } from './problems.js';
  */
 
 /** The availability reads booking makes. */
-export type BookingReads = TargetReads & EngineReads;
+export type BookingReads = TargetReads & EngineReads & Pick<AvailabilityRepository, 'customerAppointments'>;
 
 export interface BookingContext {
   db: Db;

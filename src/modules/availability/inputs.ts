@@ -4,14 +4,14 @@ import type { ActiveAppointment, AvailabilityInput, BusyInterval, CustomerUsage,
 import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/appointment-status.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
-import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
-import type { AvailabilityRepository, BusyAppointmentRow } from './repository.js';
+import { addDays, localDate, localDayFinder, localToInstant, weekdayIndex } from '../../domain/local-time.js';
+import type { AvailabilityRepository, BusyAppointmentRow, EngineWindowRows } from './repository.js';
 import type { PreparedSearch } from './target.js';
 
 /** The reads loadEngineInputs makes. */
 export type EngineReads = Pick<
   AvailabilityRepository,
-  'blocks' | 'externalBusy' | 'recurringBlocks' | 'holidays' | 'busyAppointmentsOfResources' | 'activeAppointmentsOfResources' | 'dailyUsage' | 'customerAppointments' | 'allocations'
+  'engineWindow' | 'activeAppointmentsOfResources' | 'allocations'
 >;
 
 export interface EngineInputRequest {
@@ -46,22 +46,19 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
   const window = { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
   const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
 
-  const [blocks, external, recurring, holidays, appointments, dailyUsage, customerRows, allocations] = await Promise.all([
-    repository.blocks(companyId, scope, window.from, window.to),
-    repository.externalBusy(companyId, resourceIds, window.from, window.to),
-    repository.recurringBlocks(companyId, scope, loadFromDate, loadToDate),
-    repository.holidays(companyId, [location.id], loadFromDate, loadToDate),
-    repository.busyAppointmentsOfResources(companyId, resourceIds, window),
-    repository.dailyUsage(companyId, service.id, zone, window),
-    request.CustomerId ? repository.customerAppointments(companyId, request.CustomerId, service.id, excludeAppointmentIds) : Promise.resolve(undefined),
+  // One statement for the window (engineWindow); allocations, rare, only for allocation services.
+  const [rows, allocations] = await Promise.all([
+    repository.engineWindow(companyId, { scope, from: window.from, to: window.to, fromDate: loadFromDate, toDate: loadToDate, now: window.now, excludeIds: excludeAppointmentIds, customerId: request.CustomerId }),
     service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined),
   ]);
+  const { holidays } = rows;
 
-  const busy = busyIntervals({ blocks, recurring, holidays }, zone, from, to);
+  const busy = busyIntervals(rows, zone, from, to);
   // External calendar events: the engine drops them when the search or hold says ignoreExternalEvents.
-  for (const interval of external) busy.push({ resourceId: interval.resourceId, start: interval.startTime.getTime(), end: interval.endTime.getTime(), external: true });
-  const { active, weeklyMinutes } = activeAppointments(appointments, balanced ? zone : null);
-  const customer = customerRows ? customerUsage(customerRows, nowMs) : undefined;
+  for (const interval of rows.external) busy.push({ resourceId: interval.resourceId, start: interval.start, end: interval.end, external: true });
+  const { active, weeklyMinutes } = activeAppointments(rows.busy, balanced ? zone : null);
+  const dailyUsage = usagePerDay(rows.serviceBookings, zone, window.from, window.to);
+  const customer = rows.customer ? customerUsage(rows.customer, nowMs) : undefined;
 
   const engineResources: EngineResource[] = resources.map((r) => ({
     id: r.id,
@@ -76,20 +73,32 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
 
 export type EngineInputs = Awaited<ReturnType<typeof loadEngineInputs>>;
 
-type ClosedTime = {
-  blocks: Awaited<ReturnType<AvailabilityRepository['blocks']>>;
-  recurring: Awaited<ReturnType<AvailabilityRepository['recurringBlocks']>>;
-  holidays: Awaited<ReturnType<AvailabilityRepository['holidays']>>;
-};
+type ClosedTime = Pick<EngineWindowRows, 'blocks' | 'recurring' | 'holidays'>;
+
+/**
+ * The service's bookings per local day of the location's zone (daily limits). Days are counted
+ * here with the same zone data as every other local date (not PostgreSQL's, which may lack a zone
+ * name the API accepts).
+ */
+function usagePerDay(bookings: EngineWindowRows['serviceBookings'], zone: string, from: Date, to: Date) {
+  const dayOf = localDayFinder(localDate(from, zone), localDate(to, zone), zone);
+  const usage: Record<string, { count: number; minutes: number }> = {};
+  for (const booking of bookings) {
+    const day = (usage[dayOf(booking.start)] ??= { count: 0, minutes: 0 });
+    day.count += 1;
+    day.minutes += booking.duration;
+  }
+  return usage;
+}
 
 /** Blocks, recurring blocks and holidays as busy time: on the location or the service they close every resource. */
 function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string, from: DateTime, to: DateTime): BusyInterval[] {
   const busy: BusyInterval[] = [];
   // Blocks on the location or the service close every resource; a resource block closes that one.
   const scopeResource = (row: { resourceId: string | null }) => row.resourceId;
-  for (const block of blocks) busy.push({ resourceId: scopeResource(block), start: block.startTime.getTime(), end: block.endTime.getTime() });
+  for (const block of blocks) busy.push({ resourceId: scopeResource(block), start: block.start, end: block.end });
   for (const rule of recurring) {
-    for (const o of expandRecurrence({ ...rule, weekdays: rule.weekdays }, from, to)) {
+    for (const o of expandRecurrence(rule, from, to)) {
       busy.push({ resourceId: scopeResource(rule), start: o.start.toMillis(), end: o.end.toMillis() });
     }
   }
@@ -227,11 +236,11 @@ function allocationWindows(rows: AllocationRows, resourceId: string, zone: strin
  * countsForLifetimeLimits counts (everything except RE and expired holds: an abandoned checkout
  * never became a booking, so it must not use up a lifetime cap). One row per resource.
  */
-export function customerUsage(rows: Array<{ id: string; status: AppointmentStatus; expiresAt: Date | null; resourceId: string | null }>, nowMs: number): CustomerUsage {
+export function customerUsage(rows: Array<{ id: string; status: AppointmentStatus; expiresAt: number | null; resourceId: string | null }>, nowMs: number): CustomerUsage {
   const seen = new Set<string>();
   const usage: CustomerUsage = { activeCount: 0, lifetimeCount: 0, lifetimeByResource: {}, activeByResource: {} };
   for (const row of rows) {
-    const at = { status: row.status, expiresAt: row.expiresAt?.getTime() ?? null };
+    const at = { status: row.status, expiresAt: row.expiresAt };
     const active = countsForBookingLimit(at, nowMs);
     const lifetime = countsForLifetimeLimits(at, nowMs);
     if (!seen.has(row.id)) {

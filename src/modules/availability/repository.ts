@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
-import { localDate, localDayFinder } from '../../domain/local-time.js';
+import type { RecurringBlocksTable } from '../../platform/database/schema.js';
+import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { holdingCapacity, holdingCapacitySnake } from './status-filter.js';
 
 /** Longest an appointment can reach back into a window: the longest duration (a week) plus a day of padding. */
@@ -204,6 +205,46 @@ export interface BusyAppointmentRow {
   end: number;
 }
 
+/** What engineWindow reads: the window, its local dates, the scopes, and who is booking. */
+export interface EngineWindowRequest extends AppointmentWindow {
+  /** The location, the resources and the service of the search (resource ids also key busy time). */
+  scope: Scope;
+  /** The window's first and last local dates (recurring blocks and holidays are by date). */
+  fromDate: string;
+  toDate: string;
+  customerId?: string | null | undefined;
+}
+
+/** Busy time in epoch milliseconds; resourceId null closes every resource. */
+export interface TimeRow {
+  resourceId: string | null;
+  start: number;
+  end: number;
+}
+
+export interface EngineWindowRows {
+  blocks: TimeRow[];
+  external: Array<TimeRow & { resourceId: string }>;
+  recurring: Array<{
+    resourceId: string | null;
+    frequency: RecurringBlocksTable['frequency'];
+    interval: number;
+    startDate: string;
+    endDate: string | null;
+    startTime: string;
+    endTime: string;
+    iana: string;
+    weekdays: number[];
+    dayOfMonth: number | null;
+  }>;
+  holidays: Array<{ date: string; name: string }>;
+  busy: BusyAppointmentRow[];
+  /** The service's bookings holding capacity in the window (the daily limits). */
+  serviceBookings: Array<{ start: number; duration: number }>;
+  /** Every appointment the customer has of the service, one row per resource; null when no customer was named. */
+  customer: Array<{ id: string; status: AppointmentStatus; expiresAt: number | null; resourceId: string | null }> | null;
+}
+
 /**
  * The appointments already there. Which of them take capacity is the domain's rule (holdsCapacity),
  * applied in SQL by status-filter.ts.
@@ -232,8 +273,66 @@ function appointmentReads(db: Db) {
     return result.rows;
   }
 
+  /**
+   * Everything an engine run reads for its window but the catalog and allocations, in one
+   * statement: blocks, external busy time, recurring blocks, holidays, busy appointments, the
+   * service's bookings (daily limits) and, when a customer is named, the customer's appointments
+   * of the service. One round trip instead of seven matters most inside the booking lock, where
+   * every round trip is time the slot's lock and a pool connection are held. Each part is the
+   * same query as its single-purpose read above (company-scoped, bounded by the window), as a
+   * json_agg subquery; times come back as epoch milliseconds, not text to parse.
+   */
+  async function engineWindow(companyId: string, request: EngineWindowRequest): Promise<EngineWindowRows> {
+    const { scope, from, to, fromDate, toDate, now, excludeIds = [] } = request;
+    const resourceIds = scope.resourceIds;
+    const inScope = (table: string) =>
+      sql`(${sql.ref(`${table}.location_id`)} = any(${scope.locationIds}::uuid[]) or ${sql.ref(`${table}.resource_id`)} = any(${resourceIds}::uuid[]) or ${sql.ref(`${table}.service_id`)} = any(${scope.serviceIds}::uuid[]))`;
+    const ms = (column: string) => sql`floor(extract(epoch from ${sql.ref(column)}) * 1000)::int8`;
+    const excluded = (column: string) => (excludeIds.length > 0 ? sql`and ${sql.ref(column)} <> all(${excludeIds}::uuid[])` : sql``);
+    const list = (query: ReturnType<typeof sql>) => sql`(select coalesce(json_agg(t), '[]'::json) from (${query}) t)`;
+    const result = await sql<EngineWindowRows>`
+      select
+        ${list(sql`select b.resource_id as "resourceId", ${ms('b.start_time')} as "start", ${ms('b.end_time')} as "end"
+          from blocks b
+          where b.company_id = ${companyId} and b.start_time < ${to} and b.end_time > ${from} and ${inScope('b')}`)} as blocks,
+        ${list(sql`select e.resource_id as "resourceId", ${ms('e.start_time')} as "start", ${ms('e.end_time')} as "end"
+          from external_busy_intervals e
+          where e.company_id = ${companyId} and e.resource_id = any(${resourceIds}::uuid[]) and e.start_time < ${to} and e.end_time > ${from}`)} as external,
+        ${list(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
+            r.start_time as "startTime", r.end_time as "endTime", r.iana, r.weekdays, r.day_of_month as "dayOfMonth"
+          from recurring_blocks r
+          where r.company_id = ${companyId} and r.start_date <= ${toDate} and (r.end_date is null or r.end_date >= ${fromDate}) and ${inScope('r')}`)} as recurring,
+        ${list(sql`select h.date, h.name
+          from holidays h
+          where h.company_id = ${companyId} and h.location_id = any(${scope.locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
+        ${list(sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
+            ${ms('ar.start_time')} as "start", ${ms('ar.end_time')} as "end"
+          from appointment_resources ar
+          where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
+            and ${holdingCapacitySnake('ar', now)}
+            and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
+            and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
+            ${excluded('ar.appointment_id')}`)} as busy,
+        ${list(sql`select ${ms('a.start_time')} as "start", a.duration
+          from appointments a
+          where a.company_id = ${companyId} and a.service_id = any(${scope.serviceIds}::uuid[])
+            and ${holdingCapacitySnake('a', now)} and a.start_time >= ${from} and a.start_time < ${to}
+            ${excluded('a.id')}`)} as "serviceBookings",
+        ${
+          request.customerId
+            ? list(sql`select a.id, a.status, ${ms('a.expires_at')} as "expiresAt", ar.resource_id as "resourceId"
+                from appointments a
+                left join appointment_resources ar on ar.company_id = a.company_id and ar.appointment_id = a.id
+                where a.company_id = ${companyId} and a.customer_id = ${request.customerId} and a.service_id = any(${scope.serviceIds}::uuid[])
+                  ${excluded('a.id')}`)
+            : sql`null::json`
+        } as customer`.execute(db.withoutPlugins());
+    return result.rows[0]!;
+  }
+
   return {
     busyAppointmentsOfResources,
+    engineWindow,
 
     /** busyAppointmentsOfResources with the times as Dates (booking's committed-occupancy check). */
     async activeAppointmentsOfResources(companyId: string, resourceIds: string[], window: AppointmentWindow) {
@@ -260,32 +359,6 @@ function appointmentReads(db: Db) {
           ]),
         )
         .execute();
-    },
-
-    /**
-     * The service's bookings that hold capacity, per local day of its location's zone (daily
-     * limits). Days are counted here with the same zone data as every other local date (not
-     * PostgreSQL's, which may lack a zone name the API accepts).
-     */
-    async dailyUsage(companyId: string, serviceId: string, zone: string, { from, to, now, excludeIds = [] }: AppointmentWindow) {
-      const rows = await db
-        .selectFrom('appointments')
-        .select(['startTime', 'duration'])
-        .where('companyId', '=', companyId)
-        .where('serviceId', '=', serviceId)
-        .where(holdingCapacity('appointments', now))
-        .where('startTime', '>=', from)
-        .where('startTime', '<', to)
-        .$if(excludeIds.length > 0, (q) => q.where('id', 'not in', excludeIds))
-        .execute();
-      const dayOf = localDayFinder(localDate(from, zone), localDate(to, zone), zone);
-      const usage: Record<string, { count: number; minutes: number }> = {};
-      for (const row of rows) {
-        const day = (usage[dayOf(row.startTime.getTime())] ??= { count: 0, minutes: 0 });
-        day.count += 1;
-        day.minutes += row.duration;
-      }
-      return usage;
     },
 
     /**

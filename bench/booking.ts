@@ -10,6 +10,8 @@
  *   - a walk over 100,000 appointments with GET /v3/appointments/cursor (limit 100), seeded in bulk.
  * Counts (full run / BENCH_QUICK=1) are in COUNTS below; a full run of both databases takes a few
  * minutes on a 2-core machine.
+ * BENCH_ONLY=embedded or BENCH_ONLY=postgres runs one database (for a profile: `node --cpu-prof
+ * --import tsx bench/booking.ts`).
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
  * A throwaway database is created on that server and dropped afterwards (as
  * scripts/test-database.mjs does); when the server cannot be reached that part is skipped.
@@ -31,6 +33,7 @@ import { resolveSecrets } from '../src/platform/secrets.js';
 import { createTokenService } from '../src/platform/auth/tokens.js';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
+const ONLY = process.env.BENCH_ONLY?.toLowerCase();
 const CLIENTS = 16;
 const RESOURCES = 20;
 const ZONE = 'America/New_York';
@@ -543,15 +546,17 @@ async function main() {
   console.log(`Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node.js ${process.version}, load average ${load()} at the start.`);
   const results: Array<[string, Figures | null]> = [];
 
-  console.log('\nEmbedded database (PGlite):');
-  const embedded = await openDatabase({});
-  try {
-    results.push(['Embedded', await bench('embedded', embedded, null, null)]);
-  } finally {
-    await embedded.close();
+  if (ONLY !== 'postgres') {
+    console.log('\nEmbedded database (PGlite):');
+    const embedded = await openDatabase({});
+    try {
+      results.push(['Embedded', await bench('embedded', embedded, null, null)]);
+    } finally {
+      await embedded.close();
+    }
   }
 
-  await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
+  if (ONLY !== 'embedded') await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
     console.log(`\nPostgreSQL ${version} (throwaway database ${name} on ${host}, pool of 10 connections):`);
     const server = await openDatabase({ databaseUrl: url, poolSize: 10 });
     try {
@@ -560,7 +565,7 @@ async function main() {
       await server.close();
     }
   });
-  if (results.every(([name]) => name !== 'PostgreSQL')) results.push(['PostgreSQL', null]);
+  if (ONLY !== 'embedded' && results.every(([name]) => name !== 'PostgreSQL')) results.push(['PostgreSQL', null]);
 
   table(results);
   console.log(`\nWhole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);

@@ -29,6 +29,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -132,6 +133,33 @@ async function startServer(env: Record<string, string>): Promise<Running> {
   }
   child.kill('SIGKILL');
   throw new Error(`the server did not become ready:\n${output}`);
+}
+
+/**
+ * The instance's resident memory from Linux's /proc: now (VmRSS) and the most it has held since it
+ * started (VmHWM, the kernel's high-water mark, so no peak between samples is missed). Undefined
+ * where /proc is not there.
+ */
+function residentMemory(pid: number | undefined): { nowMb: number; peakMb: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { nowMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+const memoryReports: string[] = [];
+/** Said for each server before it stops: the issue's aim is at most 200 MB for one instance. */
+function reportMemory(label: string, running: Running): void {
+  const memory = residentMemory(running.child.pid);
+  const line = memory
+    ? `${label}: resident ${memory.nowMb.toFixed(0)} MB at the end, peak ${memory.peakMb.toFixed(0)} MB (aim: at most 200 MB)`
+    : `${label}: resident memory not available (no /proc/<pid>/status on this system)`;
+  memoryReports.push(line);
+  console.log(`  memory of the instance, ${line}`);
 }
 
 async function stopServer(running: Running): Promise<void> {
@@ -513,6 +541,7 @@ async function main() {
       const late = await settle(first.base);
       console.log(`  the service's /metrics (${late} answers to requests the clients had given up on when the phase ended): ${await serverMetrics(first.base)}`);
     } finally {
+      reportMemory('(a) within budgets', first);
       await stopServer(first);
       for (const line of errorLines(first.output()).slice(0, 5)) problem(`(a) server logged: ${line.slice(0, 400)}`);
     }
@@ -526,6 +555,7 @@ async function main() {
       const late = await settle(second.base);
       console.log(`  the service's /metrics (${late} answers to requests the clients had given up on when the phase ended): ${await serverMetrics(second.base)}`);
     } finally {
+      reportMemory('(b) burst', second);
       await stopServer(second);
       for (const line of errorLines(second.output()).slice(0, 5)) problem(`(b) server logged: ${line.slice(0, 400)}`);
     }
@@ -536,6 +566,8 @@ async function main() {
   }
 
   table(phases);
+  console.log(`\nResident memory of one instance (Node.js ${process.version}, the server alone, autocannon runs in this process):`);
+  for (const line of memoryReports) console.log(`  ${line}`);
   console.log(`\n${(slotsUsed ?? 0).toLocaleString('en-US')} slots handed out to holds and bookings. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);
   if (problems.length > 0) {
     console.log(`\nProblems (${problems.length}${problems.length === 30 ? ' or more' : ''}):`);

@@ -50,6 +50,7 @@ import { externalCalendarsModule } from './modules/external-calendars/module.js'
 import { migrationModule } from './modules/migration/module.js';
 import { manageModule } from './modules/manage/module.js';
 import { createExternalCalendarEngine } from './modules/external-calendars/engine.js';
+import { lazySchemaController } from './platform/http/lazy-schemas.js';
 
 /** Every capability, in the order its routes are registered (and listed in /openapi.json). */
 export const MODULES: readonly AppModule[] = [
@@ -83,6 +84,11 @@ export interface BuildAppOptions {
   secrets: Secrets;
   /** Set by the server during shutdown so /readyz fails while requests drain. */
   isDraining?: () => boolean;
+  /**
+   * Compile each route's validators and serializers on first use instead of at start
+   * (platform/http/lazy-schemas.ts): for tests, which build the whole app and call a few routes.
+   */
+  compileSchemasOnFirstUse?: boolean;
 }
 
 /** Field names that hold a credential, wherever a log object carries them (top level or one level down). */
@@ -136,8 +142,9 @@ export function serializeRequest(request: FastifyRequest) {
 }
 
 /** Builds the whole HTTP application: platform hooks first, then every capability's routes. */
-export async function buildApp({ config, database, secrets, redis, isDraining = () => false }: BuildAppOptions): Promise<App> {
+export async function buildApp({ config, database, secrets, redis, isDraining = () => false, compileSchemasOnFirstUse = false }: BuildAppOptions): Promise<App> {
   const app = Fastify({
+    ...(compileSchemasOnFirstUse ? { schemaController: lazySchemaController } : {}),
     logger: { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' }, serializers: { req: serializeRequest } },
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
@@ -160,7 +167,7 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerValidation(app);
+  registerValidation(app, { compileOnFirstUse: compileSchemasOnFirstUse });
   registerErrorHandling(app);
   await registerBodyParsers(app, { jsonMaxDepth: config.jsonMaxDepth });
   registerStandardHeaders(app);

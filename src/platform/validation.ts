@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { IANAZone } from 'luxon';
 import { validationError } from './errors.js';
+import { validatorOnFirstUse } from './http/lazy-schemas.js';
 
 // ajv-formats is CommonJS; under NodeNext its function is the module's `default` property.
 const addFormats = addFormatsModule.default;
@@ -30,12 +31,13 @@ export const createBodyAjv = (): Ajv => makeAjv(false);
  * strings, path parameters and headers only ever arrive as text, so there the declared types are
  * coerced (and a repeated query parameter may fill an array).
  */
-export function registerValidation(app: FastifyInstance): void {
+export function registerValidation(app: FastifyInstance, options: { compileOnFirstUse?: boolean } = {}): void {
   const bodyAjv = makeAjv(false);
   const textAjv = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-    return ajv.compile(schema);
+    // Tests build the whole app for a few routes (platform/http/lazy-schemas.ts).
+    return options.compileOnFirstUse ? validatorOnFirstUse(() => ajv.compile(schema)) : ajv.compile(schema);
   });
   // A request without a body is validated as an empty object, so a missing required field is
   // reported by name, and a route whose fields are all optional needs no body at all.

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
@@ -40,14 +40,14 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.ur
 const TEMPLATE_DIR = fileURLToPath(new URL('../../node_modules/.cache/slotwise/', import.meta.url));
 
 /**
- * A fresh embedded database runs initdb, which takes seconds; loading a dump of one takes about
- * one. So the first test file to need it builds a migrated template, keyed by the migrations'
- * content, and every file after that loads it.
+ * A fresh embedded database runs initdb, which takes seconds; loading an uncompressed dump of one
+ * about half a second. So the first test file to need it builds a migrated template, keyed by the
+ * migrations' content, and every file after that loads it.
  */
 async function embeddedTemplate(): Promise<Blob> {
   const hash = createHash('sha256');
   for (const name of readdirSync(MIGRATIONS_DIR).sort()) hash.update(name).update(readFileSync(join(MIGRATIONS_DIR, name)));
-  const path = join(TEMPLATE_DIR, `pglite-${hash.digest('hex').slice(0, 16)}.tar.gz`);
+  const path = join(TEMPLATE_DIR, `pglite-${hash.digest('hex').slice(0, 16)}.tar`);
   if (!existsSync(path)) {
     const fresh = await openDatabase({});
     await migrate(fresh.db);
@@ -57,6 +57,10 @@ async function embeddedTemplate(): Promise<Blob> {
     const partial = `${path}.${process.pid}.partial`;
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
+    // Templates of earlier migrations are 40 MB each and never read again.
+    for (const name of readdirSync(TEMPLATE_DIR)) {
+      if (name.startsWith('pglite-') && join(TEMPLATE_DIR, name) !== path && !name.endsWith('.partial')) rmSync(join(TEMPLATE_DIR, name), { force: true });
+    }
   }
   return new Blob([readFileSync(path)]);
 }
@@ -167,7 +171,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   });
   const database = await openTestDatabase({ dedicated: options.dedicatedDatabase ?? false });
   const redis = await openTestRedis();
-  const app = await buildApp({ config, database, secrets: TEST_SECRETS, redis });
+  // Schemas compile on first use: a test file calls a few of the app's routes (platform/http/lazy-schemas.ts).
+  const app = await buildApp({ config, database, secrets: TEST_SECRETS, redis, compileSchemasOnFirstUse: true });
   return {
     app,
     database,

@@ -7,7 +7,8 @@
  *   - direct bookings (POST /v3/appointment) on distinct free slots, one client and 16 clients;
  *   - a contended variant: 16 clients aiming at the same four slots of one resource at a time;
  *   - hold then book (POST /v3/appointment/hold + PUT /v3/appointment/:id/book), 16 clients;
- *   - a walk over 100,000 appointments with GET /v3/appointments/cursor (limit 100), seeded in bulk.
+ *   - a walk over 100,000 appointments with GET /v3/appointments/cursor (limit 100), seeded in bulk;
+ *   - then pgbench's TPC-B with 16 clients on the same server, and the ratio of the two rates.
  * Counts (full run / BENCH_QUICK=1) are in COUNTS below; a full run of both databases takes a few
  * minutes on a 2-core machine.
  * BENCH_ONLY=embedded or BENCH_ONLY=postgres runs one database (for a profile: `node --cpu-prof
@@ -16,7 +17,9 @@
  * A throwaway database is created on that server and dropped afterwards (as
  * scripts/test-database.mjs does); when the server cannot be reached that part is skipped.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { withThrowawayPostgres } from './throwaway-postgres.js';
@@ -34,6 +37,7 @@ import { createTokenService } from '../src/platform/auth/tokens.js';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
 const ONLY = process.env.BENCH_ONLY?.toLowerCase();
+const execFileAsync = promisify(execFile);
 const CLIENTS = 16;
 const RESOURCES = 20;
 const ZONE = 'America/New_York';
@@ -535,6 +539,26 @@ function table(results: Array<[string, Figures | null]>) {
   for (const [name, value] of lines) console.log(`| ${name} | ${columns.map(([, f]) => value(f)).join(' | ')} |`);
 }
 
+/**
+ * PostgreSQL's own yardstick on the same server, so a booking rate can be read against what the
+ * server and the machine give: pgbench's TPC-B run with as many clients as the bench, in the
+ * throwaway database (its tables go with it). Null, with the reason printed, without pgbench
+ * (Debian's postgresql-client).
+ */
+async function pgbenchTps(url: string): Promise<number | null> {
+  const seconds = QUICK ? 5 : 15;
+  try {
+    await execFileAsync('pgbench', ['-i', '-q', '-s', String(CLIENTS), url], { timeout: 120_000 });
+    const { stdout } = await execFileAsync('pgbench', ['-c', String(CLIENTS), '-j', '2', '-T', String(seconds), url], { timeout: (seconds + 60) * 1000 });
+    const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1];
+    if (!tps) throw new Error(`no tps in its output: ${stdout.slice(-300)}`);
+    return Number(tps);
+  } catch (error) {
+    console.log(`  pgbench: not run (${(error as Error).message.split('\n')[0]}); install it with apt-get install postgresql-client`);
+    return null;
+  }
+}
+
 async function main() {
   const started = performance.now();
   console.log(
@@ -556,6 +580,7 @@ async function main() {
     }
   }
 
+  let pgbench: number | null = null;
   if (ONLY !== 'embedded') await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
     console.log(`\nPostgreSQL ${version} (throwaway database ${name} on ${host}, pool of 10 connections):`);
     const server = await openDatabase({ databaseUrl: url, poolSize: 10 });
@@ -564,10 +589,18 @@ async function main() {
     } finally {
       await server.close();
     }
+    pgbench = await pgbenchTps(url);
   });
   if (ONLY !== 'embedded' && results.every(([name]) => name !== 'PostgreSQL')) results.push(['PostgreSQL', null]);
 
   table(results);
+  const postgres = results.find(([name]) => name === 'PostgreSQL')?.[1];
+  if (pgbench !== null && postgres) {
+    console.log(
+      `\npgbench (TPC-B, ${CLIENTS} clients, same server, right after): ${(pgbench as number).toFixed(0)} transactions/s; ` +
+        `direct bookings with ${CLIENTS} clients are ${(postgres.direct.perSecond / (pgbench as number)).toFixed(3)} × that.`,
+    );
+  }
   console.log(`\nWhole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);
   if (problems.length > 0) {
     console.log(`\nUnexpected answers (${problems.length}${problems.length === 20 ? ' or more' : ''}):`);

@@ -14,9 +14,11 @@ const cores = availableParallelism();
 const jobs = Math.max(1, Math.round(perCore * cores));
 
 // Each busy loop leads its own process group, so nothing outlives this script, even on Ctrl-C.
-const busy = Array.from({ length: jobs }, () =>
-  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore', detached: true }),
-);
+const busy = Array.from({ length: jobs }, () => {
+  const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore', detached: true });
+  child.unref();
+  return child;
+});
 const stopBusy = () => {
   for (const child of busy) {
     try {
@@ -37,6 +39,8 @@ const sampler = setInterval(() => samples.push(loadavg()[0]), 15_000);
 const suite = spawn(process.execPath, ['scripts/run-tests.mjs', ...process.argv.slice(2)], { stdio: 'inherit' });
 const status = await new Promise((resolve) => suite.once('exit', (code) => resolve(code ?? 1)));
 clearInterval(sampler);
+// Ended here, not only on 'exit': this process would otherwise wait for its children forever.
+stopBusy();
 const mean = samples.length ? samples.reduce((a, b) => a + b, 0) / samples.length : loadavg()[0];
 console.log(
   `Oversubscribed run finished in ${((Date.now() - started) / 60_000).toFixed(1)} min with exit code ${status}; ` +

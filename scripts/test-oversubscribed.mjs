@@ -8,6 +8,7 @@
 // busy CI machine. It prints the load average while the suite runs and the suite's own result.
 import { spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
+import { clearInterval, setInterval } from 'node:timers';
 
 const perCore = Number(process.env.OVERSUBSCRIBE_JOBS_PER_CORE ?? '3');
 const cores = availableParallelism();

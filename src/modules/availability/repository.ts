@@ -246,6 +246,24 @@ export interface EngineWindowRows {
 }
 
 /**
+ * Busy time of appointments holding any of the resources in [from, to) (holdsCapacity), one row
+ * per resource, times in epoch milliseconds: the one query behind busyAppointmentsOfResources and
+ * the busy part of engineWindow. Bounded on both sides of start_time, so the index scan covers only
+ * the window: no appointment is longer than a week (the duration limit), and padding reaches back
+ * a day. Column names are the database's (run without the CamelCasePlugin).
+ */
+function busyRowsQuery(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow) {
+  return sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
+      floor(extract(epoch from ar.start_time) * 1000)::int8 as "start", floor(extract(epoch from ar.end_time) * 1000)::int8 as "end"
+    from appointment_resources ar
+    where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
+      and ${holdingCapacitySnake('ar', now)}
+      and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
+      and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
+      ${excludeIds.length > 0 ? sql`and ar.appointment_id <> all(${excludeIds}::uuid[])` : sql``}`;
+}
+
+/**
  * The appointments already there. Which of them take capacity is the domain's rule (holdsCapacity),
  * applied in SQL by status-filter.ts.
  */
@@ -257,19 +275,9 @@ function appointmentReads(db: Db) {
    * no join. The hot read of every search: raw SQL without the CamelCasePlugin (the aliases are
    * already camelCase) and times as numbers, not Dates parsed from text.
    */
-  async function busyAppointmentsOfResources(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow): Promise<BusyAppointmentRow[]> {
+  async function busyAppointmentsOfResources(companyId: string, resourceIds: string[], window: AppointmentWindow): Promise<BusyAppointmentRow[]> {
     if (resourceIds.length === 0) return [];
-    // Bounded on both sides of start_time, so the index scan covers only the window: no
-    // appointment is longer than a week (the duration limit), and padding reaches back a day.
-    const result = await sql<BusyAppointmentRow>`
-      select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
-        floor(extract(epoch from ar.start_time) * 1000)::int8 as "start", floor(extract(epoch from ar.end_time) * 1000)::int8 as "end"
-      from appointment_resources ar
-      where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
-        and ${holdingCapacitySnake('ar', now)}
-        and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
-        and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
-        ${excludeIds.length > 0 ? sql`and ar.appointment_id <> all(${excludeIds}::uuid[])` : sql``}`.execute(db.withoutPlugins());
+    const result = await sql<BusyAppointmentRow>`${busyRowsQuery(companyId, resourceIds, window)}`.execute(db.withoutPlugins());
     return result.rows;
   }
 
@@ -305,14 +313,7 @@ function appointmentReads(db: Db) {
         ${list(sql`select h.date, h.name
           from holidays h
           where h.company_id = ${companyId} and h.location_id = any(${scope.locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
-        ${list(sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
-            ${ms('ar.start_time')} as "start", ${ms('ar.end_time')} as "end"
-          from appointment_resources ar
-          where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
-            and ${holdingCapacitySnake('ar', now)}
-            and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
-            and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
-            ${excluded('ar.appointment_id')}`)} as busy,
+        ${list(busyRowsQuery(companyId, resourceIds, { from, to, now, excludeIds }))} as busy,
         ${list(sql`select ${ms('a.start_time')} as "start", a.duration
           from appointments a
           where a.company_id = ${companyId} and a.service_id = any(${scope.serviceIds}::uuid[])

@@ -580,8 +580,7 @@ async function main() {
     }
   }
 
-  let pgbench: number | null = null;
-  if (ONLY !== 'embedded') await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
+  const pgbench = ONLY === 'embedded' ? null : await withThrowawayPostgres(async ({ url, name, admin, version, host }) => {
     console.log(`\nPostgreSQL ${version} (throwaway database ${name} on ${host}, pool of 10 connections):`);
     const server = await openDatabase({ databaseUrl: url, poolSize: 10 });
     try {
@@ -589,7 +588,7 @@ async function main() {
     } finally {
       await server.close();
     }
-    pgbench = await pgbenchTps(url);
+    return pgbenchTps(url);
   });
   if (ONLY !== 'embedded' && results.every(([name]) => name !== 'PostgreSQL')) results.push(['PostgreSQL', null]);
 
@@ -597,8 +596,8 @@ async function main() {
   const postgres = results.find(([name]) => name === 'PostgreSQL')?.[1];
   if (pgbench !== null && postgres) {
     console.log(
-      `\npgbench (TPC-B, ${CLIENTS} clients, same server, right after): ${(pgbench as number).toFixed(0)} transactions/s; ` +
-        `direct bookings with ${CLIENTS} clients are ${(postgres.direct.perSecond / (pgbench as number)).toFixed(3)} × that.`,
+      `\npgbench (TPC-B, ${CLIENTS} clients, same server, right after): ${pgbench.toFixed(0)} transactions/s; ` +
+        `direct bookings with ${CLIENTS} clients are ${(postgres.direct.perSecond / pgbench).toFixed(3)} × that.`,
     );
   }
   console.log(`\nWhole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);

@@ -36,9 +36,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
 import { DateTime } from 'luxon';
 import pg from 'pg';
+import { SECRET_NAMES } from '../src/platform/config.js';
+import { reachableRedis } from './reachable-redis.js';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
 const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
@@ -462,19 +463,6 @@ function table(phases: Array<[string, KindResult[]]>) {
   }
 }
 
-async function reachableRedis(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-
 async function main() {
   const started = performance.now();
   const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
@@ -511,12 +499,8 @@ async function main() {
   const secret = () => randomBytes(32).toString('hex');
   const common: Record<string, string> = {
     NODE_ENV: 'production',
-    AUTH_TOKEN_SECRET: secret(),
-    REFRESH_TOKEN_SECRET: secret(),
-    CURSOR_SECRET: secret(),
-    CALENDAR_TOKEN_SECRET: secret(),
-    CREDENTIAL_ENCRYPTION_SECRET: secret(),
-    MANAGE_TOKEN_SECRET: secret(),
+    // Every secret production requires (a new one is picked up here, not forgotten).
+    ...Object.fromEntries(SECRET_NAMES.map((name) => [name, secret()])),
     DATABASE_URL: databaseUrl.toString(),
     DATABASE_POOL_SIZE: '10',
     LOG_LEVEL: 'warn',

@@ -40,12 +40,12 @@ import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { DateTime } from 'luxon';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { httpClient, percentile, runClients, seedTenant } from './booking.js';
 import type { Answer, Tenant } from './booking.js';
+import { reachableRedis } from './reachable-redis.js';
 import { withThrowawayPostgres } from './throwaway-postgres.js';
 import type { ThrowawayPostgres } from './throwaway-postgres.js';
 import { freePort } from '../test/helpers/ports.js';
@@ -348,19 +348,6 @@ async function startHaProxy(program: string, folder: string, instances: Instance
     await sleep(200);
   }
   throw new Error(`HAProxy did not see every instance up:\n${running.output()}`);
-}
-
-async function reachableRedis(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
 }
 
 // --- Watching: which instance answered, and PgBouncer's pools -----------------------------------

@@ -23,7 +23,7 @@ import { LOCK_BUSY, problemError } from './problems.js';
  */
 
 /** The availability reads booking makes. */
-export type BookingReads = TargetReads & EngineReads & Pick<AvailabilityRepository, 'customerAppointments'>;
+export type BookingReads = TargetReads & EngineReads & Pick<AvailabilityRepository, 'location' | 'service' | 'customerAppointments'>;
 
 export interface BookingContext {
   db: Db;

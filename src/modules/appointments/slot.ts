@@ -10,7 +10,6 @@ import { isResourceRole } from '../catalog/scope.js';
 import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
 import type { PreparedSearch, ServiceRow, TargetRequest } from '../availability/target.js';
-import { assertOwned } from '../catalog/ownership.js';
 import type { AppointmentRow } from './repository.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
@@ -135,15 +134,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       ...(request.customerIdLocation ? { customerIdLocation: request.customerIdLocation } : {}),
       ...(ids.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
     };
-    // The named resources are not asked about on their own: a bookable resource is a live resource
-    // of the company, so when every named one is bookable (a valid booking) that read would only
-    // repeat the bookable one. Any refusal is the full check's, so its answer stays the same.
-    const target = await loadTarget(db, committed, companyId, { ...targetRequest, ResourceIds: [] }).catch(async (error: unknown) => {
-      if (targetRequest.ResourceIds.length > 0) await loadTarget(db, committed, companyId, targetRequest);
-      throw error;
-    });
-    const bookableIds = new Set(target.bookable.map((r) => r.id));
-    if (targetRequest.ResourceIds.some((id) => !bookableIds.has(id))) await assertOwned(db, companyId, [{ table: 'resources', ids: targetRequest.ResourceIds, location: 'body', path: 'ResourceIds' }]);
+    const target = await loadTarget(db, committed, companyId, targetRequest);
     const { location, service } = target;
     assertTargetOpen(target, { principal, named: { locationId: ids.locationId, serviceId: service.id }, onlineOnly: principal.kind === 'public', requireOffered: ids.idsFrom === 'query' });
     const { startMs, endMs, duration } = slotTimes(service, body, request);

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { InferResult } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { RecurringBlocksTable } from '../../platform/database/schema.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
@@ -26,17 +27,40 @@ export function createAvailabilityRepository(db: Db) {
 
 export type AvailabilityRepository = ReturnType<typeof createAvailabilityRepository>;
 
+/** The ids a search or a booking names (what `target` reads about). */
+export interface TargetIds {
+  locationId: string;
+  serviceId: string;
+  resourceIds: string[];
+  customerId: string | null;
+}
+
 /** The location, the service and the resources a search or a booking is about. */
 function catalogReads(db: Db) {
+  // Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
+  const locationQuery = (companyId: string, id: string) =>
+    db
+      .selectFrom('locations as l')
+      .select(['l.id', 'l.timezoneName', 'l.weeklyAvailability', 'l.bookingTimerMinutes'])
+      .where('l.companyId', '=', companyId)
+      .where('l.id', '=', id)
+      .where('l.archivedAt', 'is', null);
+
+  const bookableResourcesQuery = (companyId: string, locationId: string, serviceId: string) =>
+    db
+      .selectFrom('resources as r')
+      .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
+      .innerJoin('resourceServices as rs', (j) => j.onRef('rs.companyId', '=', 'r.companyId').onRef('rs.resourceId', '=', 'r.id'))
+      .select(['r.id', 'r.name', 'r.timezoneName', 'r.weeklyAvailability', 'r.bookingLimit'])
+      .where('r.companyId', '=', companyId)
+      .where('rl.locationId', '=', locationId)
+      .where('rs.serviceId', '=', serviceId)
+      .where('r.archivedAt', 'is', null)
+      .orderBy('r.id');
+
   return {
     location(companyId: string, id: string) {
-      return db
-        .selectFrom('locations')
-        .select(['id', 'timezoneName', 'weeklyAvailability', 'bookingTimerMinutes'])
-        .where('companyId', '=', companyId)
-        .where('id', '=', id)
-        .where('archivedAt', 'is', null)
-        .executeTakeFirst();
+      return locationQuery(companyId, id).executeTakeFirst();
     },
 
     service(companyId: string, id: string) {
@@ -49,30 +73,63 @@ function catalogReads(db: Db) {
         .executeTakeFirst();
     },
 
-    async serviceOfferedAt(companyId: string, serviceId: string, locationId: string): Promise<boolean> {
-      const row = await db
-        .selectFrom('serviceLocations')
-        .select('serviceId')
-        .where('companyId', '=', companyId)
-        .where('serviceId', '=', serviceId)
-        .where('locationId', '=', locationId)
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
     /** Live resources that work at the location and provide the service. */
     bookableResources(companyId: string, locationId: string, serviceId: string) {
-      return db
-        .selectFrom('resources as r')
-        .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
-        .innerJoin('resourceServices as rs', (j) => j.onRef('rs.companyId', '=', 'r.companyId').onRef('rs.resourceId', '=', 'r.id'))
-        .select(['r.id', 'r.name', 'r.timezoneName', 'r.weeklyAvailability', 'r.bookingLimit'])
-        .where('r.companyId', '=', companyId)
-        .where('rl.locationId', '=', locationId)
-        .where('rs.serviceId', '=', serviceId)
-        .where('r.archivedAt', 'is', null)
-        .orderBy('r.id')
-        .execute();
+      return bookableResourcesQuery(companyId, locationId, serviceId).execute();
+    },
+
+    /**
+     * What a search or a booking is about, in one statement (one pool connection, where separate
+     * reads took five at once): the service, the location, whether the service is offered there,
+     * the bookable resources, and which named resource ids are live records of the company, and
+     * whether the named customer is (null when none is named). Undefined when the service is not
+     * a live record; `location` null when the location is not. The service is read as columns so
+     * its timestamps stay Dates; the location's and resources' columns (text, integers, jsonb)
+     * read back from json as they do from columns.
+     */
+    async target(companyId: string, ids: TargetIds) {
+      const location = locationQuery(companyId, ids.locationId);
+      const bookable = bookableResourcesQuery(companyId, ids.locationId, ids.serviceId);
+      const liveResources = db
+        .selectFrom('resources as o')
+        .select('o.id')
+        .where('o.companyId', '=', companyId)
+        .where('o.id', 'in', ids.resourceIds)
+        .where('o.archivedAt', 'is', null);
+      const { customerId } = ids;
+      const row = await db
+        .selectFrom('services as s')
+        .selectAll('s')
+        .select((eb) => [
+          sql<InferResult<typeof location>[number] | null>`(select to_json(t) from (${location}) t)`.as('location'),
+          eb
+            .exists(
+              eb
+                .selectFrom('serviceLocations as sl')
+                .select('sl.serviceId')
+                .where('sl.companyId', '=', companyId)
+                .where('sl.serviceId', '=', ids.serviceId)
+                .where('sl.locationId', '=', ids.locationId),
+            )
+            .$castTo<boolean>()
+            .as('offered'),
+          sql<InferResult<typeof bookable>>`(select coalesce(json_agg(t order by t.id), '[]'::json) from (${bookable}) t)`.as('bookable'),
+          // `in ()` is not SQL: no ids, nothing to find.
+          (ids.resourceIds.length > 0 ? sql<Array<{ id: string }>>`${jsonRows(liveResources)}` : sql<Array<{ id: string }>>`'[]'::json`).as('liveResources'),
+          customerId
+            ? eb
+                .exists(eb.selectFrom('customers as c').select('c.id').where('c.companyId', '=', companyId).where('c.id', '=', customerId).where('c.archivedAt', 'is', null))
+                .$castTo<boolean | null>()
+                .as('liveCustomer')
+            : sql<boolean | null>`null`.as('liveCustomer'),
+        ])
+        .where('s.companyId', '=', companyId)
+        .where('s.id', '=', ids.serviceId)
+        .where('s.archivedAt', 'is', null)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, ...service } = row;
+      return { service, location: locationRow, offered, bookable: bookableRows, liveResourceIds: live.map((r) => r.id), liveCustomer };
     },
 
     resourcesByIds(companyId: string, ids: string[]) {
@@ -254,14 +311,21 @@ export interface EngineWindowRows {
  */
 function busyRowsQuery(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow) {
   return sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
-      floor(extract(epoch from ar.start_time) * 1000)::int8 as "start", floor(extract(epoch from ar.end_time) * 1000)::int8 as "end"
+      ${epochMs('ar.start_time')} as "start", ${epochMs('ar.end_time')} as "end"
     from appointment_resources ar
     where ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
       and ${holdingCapacitySnake('ar', now)}
       and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
       and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
-      ${excludeIds.length > 0 ? sql`and ar.appointment_id <> all(${excludeIds}::uuid[])` : sql``}`;
+      ${notAmong('ar.appointment_id', excludeIds)}`;
 }
+
+/** A timestamp column as epoch milliseconds (the engine's unit; no Date parsed from text). */
+const epochMs = (column: string) => sql`floor(extract(epoch from ${sql.ref(column)}) * 1000)::int8`;
+/** `and <column> is none of ids`, or nothing when there are none. */
+const notAmong = (column: string, ids: string[]) => (ids.length > 0 ? sql`and ${sql.ref(column)} <> all(${ids}::uuid[])` : sql``);
+/** A subquery's rows as one json array ('[]' when there are none): one column of a larger select. */
+const jsonRows = (query: unknown) => sql`(select coalesce(json_agg(t), '[]'::json) from (${query}) t)`;
 
 /**
  * The appointments already there. Which of them take capacity is the domain's rule (holdsCapacity),
@@ -295,37 +359,34 @@ function appointmentReads(db: Db) {
     const resourceIds = scope.resourceIds;
     const inScope = (table: string) =>
       sql`(${sql.ref(`${table}.location_id`)} = any(${scope.locationIds}::uuid[]) or ${sql.ref(`${table}.resource_id`)} = any(${resourceIds}::uuid[]) or ${sql.ref(`${table}.service_id`)} = any(${scope.serviceIds}::uuid[]))`;
-    const ms = (column: string) => sql`floor(extract(epoch from ${sql.ref(column)}) * 1000)::int8`;
-    const excluded = (column: string) => (excludeIds.length > 0 ? sql`and ${sql.ref(column)} <> all(${excludeIds}::uuid[])` : sql``);
-    const list = (query: ReturnType<typeof sql>) => sql`(select coalesce(json_agg(t), '[]'::json) from (${query}) t)`;
     const result = await sql<EngineWindowRows>`
       select
-        ${list(sql`select b.resource_id as "resourceId", ${ms('b.start_time')} as "start", ${ms('b.end_time')} as "end"
+        ${jsonRows(sql`select b.resource_id as "resourceId", ${epochMs('b.start_time')} as "start", ${epochMs('b.end_time')} as "end"
           from blocks b
           where b.company_id = ${companyId} and b.start_time < ${to} and b.end_time > ${from} and ${inScope('b')}`)} as blocks,
-        ${list(sql`select e.resource_id as "resourceId", ${ms('e.start_time')} as "start", ${ms('e.end_time')} as "end"
+        ${jsonRows(sql`select e.resource_id as "resourceId", ${epochMs('e.start_time')} as "start", ${epochMs('e.end_time')} as "end"
           from external_busy_intervals e
           where e.company_id = ${companyId} and e.resource_id = any(${resourceIds}::uuid[]) and e.start_time < ${to} and e.end_time > ${from}`)} as external,
-        ${list(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
+        ${jsonRows(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
             r.start_time as "startTime", r.end_time as "endTime", r.iana, r.weekdays, r.day_of_month as "dayOfMonth"
           from recurring_blocks r
           where r.company_id = ${companyId} and r.start_date <= ${toDate} and (r.end_date is null or r.end_date >= ${fromDate}) and ${inScope('r')}`)} as recurring,
-        ${list(sql`select h.date, h.name
+        ${jsonRows(sql`select h.date, h.name
           from holidays h
           where h.company_id = ${companyId} and h.location_id = any(${scope.locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
-        ${list(busyRowsQuery(companyId, resourceIds, { from, to, now, excludeIds }))} as busy,
-        ${list(sql`select ${ms('a.start_time')} as "start", a.duration
+        ${jsonRows(busyRowsQuery(companyId, resourceIds, { from, to, now, excludeIds }))} as busy,
+        ${jsonRows(sql`select ${epochMs('a.start_time')} as "start", a.duration
           from appointments a
           where a.company_id = ${companyId} and a.service_id = any(${scope.serviceIds}::uuid[])
             and ${holdingCapacitySnake('a', now)} and a.start_time >= ${from} and a.start_time < ${to}
-            ${excluded('a.id')}`)} as "serviceBookings",
+            ${notAmong('a.id', excludeIds)}`)} as "serviceBookings",
         ${
           request.customerId
-            ? list(sql`select a.id, a.status, ${ms('a.expires_at')} as "expiresAt", ar.resource_id as "resourceId"
+            ? jsonRows(sql`select a.id, a.status, ${epochMs('a.expires_at')} as "expiresAt", ar.resource_id as "resourceId"
                 from appointments a
                 left join appointment_resources ar on ar.company_id = a.company_id and ar.appointment_id = a.id
                 where a.company_id = ${companyId} and a.customer_id = ${request.customerId} and a.service_id = any(${scope.serviceIds}::uuid[])
-                  ${excluded('a.id')}`)
+                  ${notAmong('a.id', excludeIds)}`)
             : sql`null::json`
         } as customer`.execute(db.withoutPlugins());
     return result.rows[0]!;

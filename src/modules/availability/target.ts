@@ -14,8 +14,8 @@ import type { AvailabilityRepository } from './repository.js';
  * search (service.ts) and booking (appointments/slot.ts) call these same functions.
  */
 
-/** The reads loadTarget makes. */
-export type TargetReads = Pick<AvailabilityRepository, 'location' | 'service' | 'serviceOfferedAt' | 'bookableResources'>;
+/** The read loadTarget makes. */
+export type TargetReads = Pick<AvailabilityRepository, 'target'>;
 
 export type LocationRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['location']>>>;
 export type ServiceRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['service']>>>;
@@ -45,28 +45,24 @@ export interface TargetRequest {
 }
 
 /**
- * The records a search or a booking is about, read in one round trip: the location, the service,
- * whether the service is offered there, and the resources bookable for both. Ids that are not live
- * records of the company are a 400 naming each (assertOwned's answer); ownership of the location and
- * the service is asked only when a read came back empty, so a valid request reads each row once.
+ * The records a search or a booking is about, read in one statement (the repository's `target`):
+ * the location, the service, whether the service is offered there, and the resources bookable for
+ * both. Ids that are not live records of the company are a 400 naming each (assertOwned's answer);
+ * assertOwned runs only when that statement found one missing, so a valid request takes one pool
+ * connection for one statement.
  */
 export async function loadTarget(db: Db, repository: TargetReads, companyId: string, target: TargetRequest) {
   const others: IdReference[] = [
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
     ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
   ];
-  const [location, service, offered, bookable, othersRefused] = await Promise.all([
-    repository.location(companyId, target.LocationId),
-    repository.service(companyId, target.ServiceId),
-    repository.serviceOfferedAt(companyId, target.ServiceId, target.LocationId),
-    repository.bookableResources(companyId, target.LocationId, target.ServiceId),
-    assertOwned(db, companyId, others).then(
-      () => null,
-      (error: unknown) => error,
-    ),
-  ]);
-  if (location && service && othersRefused) throw othersRefused;
-  if (!location || !service) {
+  const found = await repository.target(companyId, {
+    locationId: target.LocationId,
+    serviceId: target.ServiceId,
+    resourceIds: target.ResourceIds,
+    customerId: target.CustomerId ?? null,
+  });
+  if (!found?.location) {
     if (target.missing) throw target.missing();
     await assertOwned(db, companyId, [
       { table: 'locations', ids: [target.LocationId], location: 'query', path: 'LocationId', single: true },
@@ -75,6 +71,12 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     ]);
     // Archived between the two reads.
     throw badRequest('Unknown location or service');
+  }
+  const { location, service, offered, bookable } = found;
+  const liveResources = new Set(found.liveResourceIds);
+  if (target.ResourceIds.some((id) => !liveResources.has(id)) || found.liveCustomer === false) {
+    // Throws the 400 naming each id; passes only when the records came back since the read.
+    await assertOwned(db, companyId, others);
   }
   return { location, service, offered, bookable };
 }

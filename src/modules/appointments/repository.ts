@@ -242,10 +242,10 @@ export const appointmentRepository = {
   async page(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, offset: number) {
     const base = filtered(db, companyId, filters);
     const [rows, count] = await Promise.all([
-      base.select(APPOINTMENT_COLUMNS).orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).offset(offset).execute(),
+      base.select(APPOINTMENT_COLUMNS).select(resourceIdsColumn).orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).offset(offset).execute(),
       base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: await withResources(db, companyId, rows), total: Number(count.total) };
+    return { rows, total: Number(count.total) };
   },
 
   /**
@@ -253,15 +253,14 @@ export const appointmentRepository = {
    * appointments added meanwhile never shift it (no duplicates, nothing skipped that existed).
    */
   async after(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, after: Position | null) {
-    let query = filtered(db, companyId, filters).select(APPOINTMENT_COLUMNS);
+    let query = filtered(db, companyId, filters).select(APPOINTMENT_COLUMNS).select(resourceIdsColumn);
     if (after) {
       const column = sql.ref(`a.${sort === 'startTime' ? 'start_time' : 'created_at'}`);
       query = order === 'asc'
         ? query.where(sql<boolean>`(${column}, a.id) > (${after.value}, ${after.id})`)
         : query.where(sql<boolean>`(${column}, a.id) < (${after.value}, ${after.id})`);
     }
-    const rows = await query.orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).execute();
-    return withResources(db, companyId, rows);
+    return query.orderBy(`a.${sort}`, order).orderBy('a.id', order).limit(limit).execute();
   },
 
   /** Finds the customer by email (case-insensitive) or creates one; concurrent creators agree on one row. */
@@ -320,26 +319,5 @@ function filtered(db: Db, companyId: string, f: AppointmentFilters) {
   return query;
 }
 
-async function withResources<T extends { id: string }>(db: Db, companyId: string, rows: T[]): Promise<Array<T & { resourceIds: string[] }>> {
-  if (rows.length === 0) return [];
-  const links = await db
-    .selectFrom('appointmentResources')
-    .select(['appointmentId', 'resourceId'])
-    .where('companyId', '=', companyId)
-    .where(
-      'appointmentId',
-      'in',
-      rows.map((r) => r.id),
-    )
-    .orderBy('resourceId')
-    .execute();
-  const byAppointment = new Map<string, string[]>();
-  for (const link of links) {
-    const list = byAppointment.get(link.appointmentId) ?? [];
-    list.push(link.resourceId);
-    byAppointment.set(link.appointmentId, list);
-  }
-  return rows.map((row) => ({ ...row, resourceIds: byAppointment.get(row.id) ?? [] }));
-}
 
 export type AppointmentRepository = typeof appointmentRepository;

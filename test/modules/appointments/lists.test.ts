@@ -521,3 +521,20 @@ test('cursor: the default page is 20, and a cursor expires one hour after the fi
   assert.ok(decodeCursor(TEST_SECRETS.CURSOR_SECRET, second.nextCursor!, s.tenant.companyId, state.e - 1));
   assert.equal(decodeCursor(TEST_SECRETS.CURSOR_SECRET, second.nextCursor!, s.tenant.companyId, state.e), null);
 });
+
+test('an appointment of several resources lists each of them once, in id order, on a page and in a cursor walk, as its own read answers', async () => {
+  const s = await setup(context, { resources: [{}, {}, {}] });
+  const [r1, r2, r3] = s.resourceIds as [string, string, string];
+  const d = dayAhead(15);
+  // Two resources of one appointment, named in the opposite of id order; a third appointment's own.
+  const both = await create(s, { ...slot(d, '10:00'), ResourceIds: [r1, r2].sort().reverse() });
+  const alone = await create(s, { ...slot(d, '10:00'), ResourceIds: [r3] });
+  const own = json<Appointment>(await get(s, `/v3/appointment/${both.id}`));
+  assert.deepEqual(own.resourceIds, [r1, r2].sort());
+  const paged = new Map((await list(s, `LocationId=${s.locationId}&limit=100`)).data.map((row) => [row.id, row.resourceIds]));
+  const walked = new Map((await walk(s, 'limit=1')).rows.map((row) => [row.id, row.resourceIds]));
+  for (const [how, rows] of [['page', paged], ['cursor', walked]] as const) {
+    assert.deepEqual(rows.get(both.id), own.resourceIds, how);
+    assert.deepEqual(rows.get(alone.id), [r3], how);
+  }
+});

@@ -58,30 +58,35 @@ export interface SlotPickerProps {
 
 export function SlotPicker({ locationZone, zone, onZone, search, onPick, onBack, onProblem, refresh = 0 }: SlotPickerProps) {
   const [month, setMonth] = useState(() => monthOf(zone));
-  const [days, setDays] = useState<Day[]>();
   const [day, setDay] = useState<string>();
-  const [slots, setSlots] = useState<Slot[]>();
+  // Each answer is kept with the month or the day it answers: when another is picked, the last
+  // one's days or times must not show under the new title, not even for the frame before the new
+  // search starts (a visitor could pick a time of the day before).
+  const [monthDays, setMonthDays] = useState<{ month: string; days: Day[] }>();
+  const days = monthDays && monthDays.month === month ? monthDays.days : undefined;
+  const [loaded, setLoaded] = useState<{ day: string; slots: Slot[] }>();
+  const slots = loaded && loaded.day === day ? loaded.slots : undefined;
   const heading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
-    setDays(undefined);
+    setMonthDays(undefined);
     let current = true;
     void search({ startDate: maxDate(`${month}-01`, todayIn(zone)), endDate: `${month}-${daysIn(month)}`, timezone: zone }).then((answer) => {
       if (!current) return;
       if ('problem' in answer) onProblem(answer.problem);
-      else setDays(answer.availableDays ?? []);
+      else setMonthDays({ month, days: answer.availableDays ?? [] });
     });
     return () => { current = false; };
   }, [month, zone]);
 
   useEffect(() => {
     if (!day) return;
-    setSlots(undefined);
+    setLoaded(undefined);
     let current = true;
     void search({ startDate: day, timezone: zone }).then((answer) => {
       if (!current) return;
       if ('problem' in answer) onProblem(answer.problem);
-      else setSlots(answer.availableTimes ?? []);
+      else setLoaded({ day, slots: answer.availableTimes ?? [] });
     });
     return () => { current = false; };
   }, [day, zone, refresh]);

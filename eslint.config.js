@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'reports/', '.stryker-tmp/', 'test-results/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'reports/', '.stryker-tmp/', 'test-results/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

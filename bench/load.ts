@@ -1,7 +1,7 @@
 /**
  * npm run bench:load            (BENCH_QUICK=1 npm run bench:load: a short run, to check it works)
  *
- * A load test of the real service: `src/server.ts` runs as its own process (as `npm start` does,
+ * A load test of the real service: the built `dist/server.js` runs as its own process (as `npm start` does,
  * NODE_ENV=production) on PostgreSQL and, when one answers, Redis; autocannon drives it from this
  * process with many concurrent keep-alive connections. The workload mixes four kinds of request,
  * each kind on its own connections, all at the same time, with one machine token of one company:
@@ -40,9 +40,13 @@ import { DateTime } from 'luxon';
 import pg from 'pg';
 import { SECRET_NAMES } from '../src/platform/config.js';
 import { reachableRedis } from './reachable-redis.js';
+import { SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
-const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+/** The service as `npm start` runs it: built by scripts/build.mjs into dist/, run by plain node. */
+const SERVER = await buildService();
+/** npm start's V8 settings; BENCH_SERVER_NODE_FLAGS (space-separated, may be empty) measures others. */
+const NODE_FLAGS = process.env.BENCH_SERVER_NODE_FLAGS !== undefined ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ').filter(Boolean) : SERVER_NODE_FLAGS;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const ZONE = 'America/New_York';
@@ -108,7 +112,7 @@ interface Running {
 
 async function startServer(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, SERVER], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -553,7 +557,7 @@ async function main() {
   }
 
   table(phases);
-  console.log(`\nResident memory of one instance (Node.js ${process.version}, the server alone, autocannon runs in this process):`);
+  console.log(`\nResident memory of one instance (Node.js ${process.version}, node ${NODE_FLAGS.join(" ") || "(no V8 flags)"} dist/server.js, the server alone, autocannon runs in this process):`);
   for (const line of memoryReports) console.log(`  ${line}`);
   console.log(`\n${(slotsUsed ?? 0).toLocaleString('en-US')} slots handed out to holds and bookings. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);
   if (problems.length > 0) {

@@ -1,7 +1,7 @@
 /**
  * npm run bench:scale            (BENCH_QUICK=1 npm run bench:scale: a short run, to check it works)
  *
- * Past one machine (issue 18): three instances of the real service (src/server.ts, NODE_ENV=production)
+ * Past one machine (issue 18): three instances of the real service (dist/server.js built as `npm start` does, NODE_ENV=production)
  * behind HAProxy, on one PostgreSQL reached through PgBouncer in transaction pooling mode, and one
  * Redis. It proves that the booking scheme (transaction-scoped advisory locks, repository.ts) holds
  * when the three instances' transactions share a few server connections, and measures what the
@@ -46,6 +46,7 @@ import pg from 'pg';
 import { httpClient, percentile, runClients, seedTenant } from './booking.js';
 import type { Answer, Tenant } from './booking.js';
 import { reachableRedis } from './reachable-redis.js';
+import { SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
 import { withThrowawayPostgres } from './throwaway-postgres.js';
 import type { ThrowawayPostgres } from './throwaway-postgres.js';
 import { freePort } from '../test/helpers/ports.js';
@@ -56,7 +57,8 @@ import { createTokenService } from '../src/platform/auth/tokens.js';
 import type { Secrets } from '../src/platform/secrets.js';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
-const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+/** The service as `npm start` runs it: built by scripts/build.mjs into dist/, run by plain node. */
+const SERVER = await buildService();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const INSTANCES = 3;
@@ -283,7 +285,7 @@ interface Instance {
 
 async function startInstance(index: number, env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
-  const running = launch(`instance ${index}`, process.execPath, ['--import', 'tsx', SERVER], { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) });
+  const running = launch(`instance ${index}`, process.execPath, [...SERVER_NODE_FLAGS, SERVER], { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 480; i++) {
     try {

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
+// The driver and the README example are TypeScript written at run time: tsx loads them (the suite
+// itself runs from a build, scripts/run-tests.mjs).
+import { tsImport } from 'tsx/esm/api';
 import { SCHEMA_PATH, renderClientSchema } from '../scripts/generate-client.js';
 import { createSlotwiseClient } from '../packages/client/src/index.js';
 import { createClientCredentials, createTestContext, json } from './helpers/app.js';
@@ -150,7 +153,7 @@ test('through the package, a driver and the README example type-check and book a
 
   const tenant = await context.world.tenant();
   const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
-  const driver = (await import(pathToFileURL(join(WORK, 'driver.ts')).href)) as {
+  const driver = (await tsImport(pathToFileURL(join(WORK, 'driver.ts')).href, import.meta.url)) as {
     bookFirstAppointment: (base: string, id: string, secret: string, date: string) => Promise<Record<string, unknown>>;
   };
   const result = await driver.bookFirstAppointment(baseUrl, clientId, clientSecret, day(10));
@@ -166,7 +169,7 @@ test('through the package, a driver and the README example type-check and book a
   };
   const log = mock.method(console, 'log', () => undefined);
   try {
-    await import(pathToFileURL(join(WORK, 'example.ts')).href);
+    await tsImport(pathToFileURL(join(WORK, 'example.ts')).href, import.meta.url);
   } finally {
     log.mock.restore();
   }

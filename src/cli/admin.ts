@@ -389,7 +389,8 @@ export function formatAdminError(error: unknown, json: boolean): { text: string;
     : { text: `error: ${message}`, exitCode: EXIT_CODES.failed };
 }
 
-async function main() {
+/** The command line's entry (src/cli/admin-main.ts): runs the command of process.argv, sets the exit code. */
+export async function main() {
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
   let args: AdminArgs;
@@ -426,12 +427,4 @@ async function main() {
   } finally {
     await database?.close();
   }
-}
-
-// Run only when executed, not when imported by tests.
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((error) => {
-    process.stderr.write(`error: ${errorMessage(error)}\n`);
-    process.exit(EXIT_CODES.failed);
-  });
 }

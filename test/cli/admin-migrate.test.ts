@@ -9,7 +9,6 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminHelp, createProgressView, EXIT_CODES, formatAdminError, parseAdminArgs, readExportFile, runAdminCommand, UsageError } from '../../src/cli/admin.js';
@@ -21,8 +20,8 @@ import { createMigrationJobRepository } from '../../src/modules/migration/reposi
 import { createTestContext, json, TEST_SECRETS } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { V1_EXAMPLE_EXPORT } from '../helpers/v1-stand-in.js';
+import { ADMIN_COMMAND } from '../helpers/entry-points.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/admin.ts', import.meta.url));
 const NO_COMPANY = '00000000-0000-4000-8000-000000000000';
 
 let context: TestContext;
@@ -234,7 +233,7 @@ test('migrate needs --company (a company id) and --export; --help describes it',
 
 /** Runs the CLI with the environment given on top of this one; its own process group, ended in after(). */
 function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...ADMIN_COMMAND, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stdout = '';
   let stderr = '';

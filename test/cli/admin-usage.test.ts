@@ -3,12 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { adminHelp, EXIT_CODES, formatAdminError, parseAdminArgs, UsageError } from '../../src/cli/admin.js';
 import { ApiError, fieldError } from '../../src/platform/errors.js';
+import { ADMIN_COMMAND } from '../helpers/entry-points.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/admin.ts', import.meta.url));
-const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' } });
+const run = (...args: string[]) => spawnSync(process.execPath, [...ADMIN_COMMAND, ...args], { encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' } });
 
 test('--help, -h and help <command> describe each command without opening a database', () => {
   for (const command of ['create-company', 'suspend', 'reinstate', 'list', 'migrate']) {

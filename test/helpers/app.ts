@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import type { SourceMapPayload } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
@@ -92,7 +94,32 @@ function recordApplicationStatement(text: string): void {
   Error.stackTraceLimit = 80;
   const stack = new Error('statement').stack ?? '';
   Error.stackTraceLimit = limit;
-  if (!TEST_FRAME.test(stack)) statements.add(text);
+  if (!TEST_FRAME.test(sourceFrames(stack))) statements.add(text);
+}
+
+/**
+ * When the suite runs from a build (scripts/run-tests.mjs), the stack names bundles and chunks, in
+ * which test helpers and application code are mixed: each frame in the build is mapped back to its
+ * TypeScript source through the bundle's source map (read once per bundle, only here).
+ */
+const BUILD_DIR = process.env.SLOTWISE_BUILD_DIR;
+const sourceMaps = new Map<string, SourceMap | undefined>();
+function sourceMapOf(file: string): SourceMap | undefined {
+  if (!sourceMaps.has(file)) {
+    const mapFile = `${file}.map`;
+    sourceMaps.set(file, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as SourceMapPayload) : undefined);
+  }
+  return sourceMaps.get(file);
+}
+function sourceFrames(stack: string): string {
+  if (!BUILD_DIR) return stack;
+  // ES module frames name percent-encoded file URLs (a checkout path may hold spaces or parentheses).
+  return stack.replace(/(file:\/\/\S+?\.js):(\d+):(\d+)/g, (frame, url: string, line: string, column: string) => {
+    const file = fileURLToPath(url);
+    if (!file.startsWith(BUILD_DIR)) return frame;
+    const entry = sourceMapOf(file)?.findEntry(Number(line) - 1, Number(column) - 1);
+    return entry && 'originalSource' in entry ? `${entry.originalSource}:${entry.originalLine + 1}` : frame;
+  });
 }
 const recordStatement = statementLog ? recordApplicationStatement : undefined;
 

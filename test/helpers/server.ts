@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+// The real server process (src/server.ts), built as `npm start` runs it when the suite runs from a build.
+import { SERVER_COMMAND } from './entry-points.js';
 
-/** Starts the real server process (src/server.ts) the way `npm start` does. */
-const SERVER = new URL('../../src/server.ts', import.meta.url).pathname;
 const children = new Set<ChildProcess>();
 
 /**
@@ -48,7 +48,7 @@ export interface Running {
 
 export async function start(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+  const child = spawn(process.execPath, SERVER_COMMAND, {
     env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/platform/database/data-dir-lock.js';
+import { ADMIN_COMMAND } from '../helpers/entry-points.js';
 
 const folders: string[] = [];
 after(() => {
@@ -64,10 +65,10 @@ test('the operator CLI refuses a data directory a server holds, with exit code 3
   const holder = otherProcess();
   try {
     writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: holder.pid, command: 'src/server.ts', host: hostname(), startedAt: 'now' }));
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'list'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }, encoding: 'utf8' });
+    const cli = spawnSync(process.execPath, [...ADMIN_COMMAND, 'list'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }, encoding: 'utf8' });
     assert.equal(cli.status, 3, cli.stderr);
     assert.match(cli.stderr, new RegExp(`in use by process ${holder.pid}`));
-    assert.doesNotMatch(cli.stderr, /at .*\.ts:\d+/, 'no stack trace');
+    assert.doesNotMatch(cli.stderr, /^\s+at /m, 'no stack trace');
     assert.equal(cli.stdout, '');
   } finally {
     holder.stop();

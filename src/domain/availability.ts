@@ -74,7 +74,8 @@ export interface BusyInterval extends Interval {
 
 /** An appointment that holds capacity (appointment-status.ts, holdsCapacity: BK, RS and unexpired IN). */
 export interface ActiveAppointment extends Interval {
-  id: string;
+  /** Not read by the engine (which looks at appointments resource by resource); kept where the caller has it. */
+  id?: string;
   serviceId: string;
   resourceIds: string[];
   /** Padding minutes that follow it (from its service). */

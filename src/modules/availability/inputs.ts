@@ -5,7 +5,7 @@ import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/app
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { expandRecurrence } from '../../domain/recurrence.js';
 import { addDays, localDate, localDayFinder, localToInstant, weekdayIndex } from '../../domain/local-time.js';
-import type { AvailabilityRepository, BusyAppointmentRow, EngineWindowRows } from './repository.js';
+import type { AvailabilityRepository, EngineWindowRows, PackedBusyRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
 
 /** The reads loadEngineInputs makes. */
@@ -48,7 +48,17 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
 
   // One statement for the window (engineWindow); allocations, rare, only for allocation services.
   const [rows, allocations] = await Promise.all([
-    repository.engineWindow(companyId, { scope, from: window.from, to: window.to, fromDate: loadFromDate, toDate: loadToDate, now: window.now, excludeIds: excludeAppointmentIds, customerId: request.CustomerId }),
+    repository.engineWindow(companyId, {
+      scope,
+      from: window.from,
+      to: window.to,
+      fromDate: loadFromDate,
+      toDate: loadToDate,
+      now: window.now,
+      excludeIds: excludeAppointmentIds,
+      customerId: request.CustomerId,
+      dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
+    }),
     service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined),
   ]);
   const { holidays } = rows;
@@ -113,25 +123,16 @@ function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string
 }
 
 /**
- * The rows of busyAppointmentsOfResources (one per resource) as the engine's appointments, and,
- * with `balancedZone` (BALANCED only), the minutes booked per resource in each ISO week of that zone.
+ * engineWindow's busy rows (one per resource of each appointment) as the engine's appointments,
+ * one per row, and, with `balancedZone` (BALANCED only), the minutes booked per resource in each
+ * ISO week of that zone. An appointment of two resources is two appointments of one resource each
+ * here: the engine looks at appointments resource by resource, so it answers the same.
  */
-function activeAppointments(rows: BusyAppointmentRow[], balancedZone: string | null) {
-  const byAppointment = new Map<string, ActiveAppointment>();
+function activeAppointments(rows: PackedBusyRow[], balancedZone: string | null) {
+  const active: ActiveAppointment[] = [];
   const weeklyMinutes: Record<string, Record<string, number>> = {};
   for (const row of rows) {
-    const existing = byAppointment.get(row.id);
-    if (existing) existing.resourceIds.push(row.resourceId);
-    else {
-      byAppointment.set(row.id, {
-        id: row.id,
-        serviceId: row.serviceId,
-        resourceIds: [row.resourceId],
-        padding: row.padding,
-        start: row.start,
-        end: row.end,
-      });
-    }
+    active.push({ serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.start, end: row.end });
     // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
     if (balancedZone === null) continue;
     const start = DateTime.fromMillis(row.start, { zone: balancedZone });
@@ -139,7 +140,7 @@ function activeAppointments(rows: BusyAppointmentRow[], balancedZone: string | n
     weeklyMinutes[week] ??= {};
     weeklyMinutes[week][row.resourceId] = (weeklyMinutes[week][row.resourceId] ?? 0) + row.duration;
   }
-  return { active: [...byAppointment.values()], weeklyMinutes };
+  return { active, weeklyMinutes };
 }
 
 /**

@@ -524,6 +524,9 @@ async function scenario(database: ThrowawayPostgres, programs: { haproxy: string
     NODE_ENV: 'production',
     ...secrets,
     DATABASE_POOL_SIZE: String(INSTANCE_POOL_SIZE),
+    // Debian's PgBouncer (1.18) in transaction mode cannot keep named prepared statements: the
+    // next transaction may run on another server connection (docs/scaling.md).
+    DATABASE_PREPARED_STATEMENTS: 'false',
     LOG_LEVEL: 'warn',
     TRUST_PROXY: '1',
     RATE_LIMITS_ENABLED: 'true',

@@ -25,18 +25,23 @@ async function main() {
 
   // Until the app (and its logger) exists, connection failures go to stderr.
   let logConnectionError = (error: Error) => console.error(`database connection lost: ${error.message}`);
+  let logPreparedStatementsStopped = (error: unknown) => console.error(`named prepared statements turned off: ${errorMessage(error)}`);
   let database;
   try {
     database = await openDatabase({
       databaseUrl: config.databaseUrl,
       dataDir: config.databaseUrl ? undefined : config.dataDir,
       poolSize: config.databasePoolSize,
+      preparedStatements: config.databasePreparedStatements,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       lockTimeoutMs: config.databaseLockTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       // A connection cut while in use (PostgreSQL restarted): that request answers 503, the pool
       // replaces the connection, the process goes on. Logged once per broken connection.
       onConnectionError: (error) => logConnectionError(error),
+      // A transaction-mode pooler below us (DATABASE_PREPARED_STATEMENTS left on behind PgBouncer
+      // before 1.21): the failed statement is sent again unnamed, and so is every later one.
+      onPreparedStatementsStopped: (error) => logPreparedStatementsStopped(error),
     });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
@@ -86,6 +91,8 @@ async function main() {
   let draining = false;
   const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
   logConnectionError = (error) => app.log.error({ err: error }, 'database connection lost; the pool replaces it');
+  logPreparedStatementsStopped = (error) =>
+    app.log.warn({ err: error }, 'a pooler between this instance and PostgreSQL does not keep named prepared statements: they are off from now on (set DATABASE_PREPARED_STATEMENTS=false)');
   await app.listen({ port: config.port, host: config.host });
   const metricsServer = config.security.metricsPort === undefined ? undefined : await startMetricsServer(app.metrics, config.security.metricsPort, config.host);
   app.log.info({ database: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined }, 'Slotwise API ready');

@@ -38,6 +38,8 @@ export interface AppConfig {
   docsTokenTtlSeconds: number;
   machineTokenTtlSeconds: number;
   databasePoolSize: number;
+  /** Repeated statements as named prepared statements on a PostgreSQL server (platform/database/prepared-statements.ts). */
+  databasePreparedStatements: boolean;
   /** Longest wait for a database connection before a request answers 503 (PostgreSQL only). */
   databaseConnectTimeoutMs: number;
   /** Longest wait for a lock before a booking answers 409 BOOKING-137 (PostgreSQL only). */
@@ -333,6 +335,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     docsTokenTtlSeconds: readInt(env, 'DOCS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     machineTokenTtlSeconds: 3600,
     databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+    databasePreparedStatements: readBool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     databaseConnectTimeoutMs: readInt(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseLockTimeoutMs: readInt(env, 'DATABASE_LOCK_TIMEOUT_MS', 2000, 0, 600_000),
     databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),

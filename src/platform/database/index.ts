@@ -5,6 +5,8 @@ import { mkdirSync } from 'node:fs';
 import { PGlitePool } from './pglite-pool.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { markFromDatabase } from './errors.js';
+import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
+import type { StatementNamer } from './prepared-statements.js';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -31,9 +33,11 @@ const plugins = [new CamelCasePlugin()];
 
 /**
  * The pool Kysely sees: every error from connecting or querying is marked as the database's own
- * (errors.ts, markFromDatabase), so only those can become a 503.
+ * (errors.ts, markFromDatabase), so only those can become a 503. With `namer` (PostgreSQL with
+ * prepared statements on), statements with parameters run as named prepared statements
+ * (prepared-statements.ts); a pooler that loses them turns naming off (`onNamingStopped`).
  */
-function markingErrors(pool: PostgresPool, onStatement?: (text: string) => void): PostgresPool {
+function markingErrors(pool: PostgresPool, onStatement?: (text: string) => void, namer?: StatementNamer, onNamingStopped?: (error: unknown) => void): PostgresPool {
   return {
     async connect() {
       let client: PostgresPoolClient;
@@ -42,17 +46,36 @@ function markingErrors(pool: PostgresPool, onStatement?: (text: string) => void)
       } catch (error) {
         throw markFromDatabase(error);
       }
-      // pg's query() has a dozen overloads; the wrapper passes every call through unchanged, which
-      // TypeScript cannot express over overloads, hence the two casts.
-      return {
-        query: ((...args: Parameters<PostgresPoolClient['query']>) => {
-          if (onStatement) {
-            const first = args[0] as unknown;
-            onStatement(typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? ''));
+      // Kysely sends begin/commit/rollback as statements of their own: a statement outside them
+      // may be sent again when it failed only for a stale prepared plan.
+      let inTransaction = false;
+      const send = (args: unknown[]): unknown => (client.query as (...a: unknown[]) => unknown)(...args);
+      // pg's query() has a dozen overloads; the wrapper passes every call through unchanged (but
+      // for the name), which TypeScript cannot express over overloads, hence the casts.
+      const query = (...args: unknown[]): unknown => {
+        const [first, values] = args;
+        const text = typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? '');
+        onStatement?.(text);
+        if (/^(begin|start transaction)/i.test(text)) inTransaction = true;
+        else if (/^(commit|rollback)/i.test(text)) inTransaction = false;
+        const name = namer && typeof first === 'string' && Array.isArray(values) && values.length > 0 ? namer.nameFor(client, first) : undefined;
+        const sent = name ? send([{ name, text, values }]) : send(args);
+        if (!(sent instanceof Promise)) return sent;
+        return sent.catch((error: unknown) => {
+          if (name && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
+            if (isStalePlan(error)) namer.forget(client, text);
+            else {
+              namer.disable();
+              onNamingStopped?.(error);
+            }
+            // Inside a transaction the statement aborted it: platform/database/transaction.ts runs it again.
+            if (!inTransaction) return (send(args) as Promise<unknown>).catch((again: unknown) => Promise.reject(markFromDatabase(again)));
           }
-          const result = (client.query as (...a: unknown[]) => unknown)(...args);
-          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(markFromDatabase(error))) : result;
-        }) as PostgresPoolClient['query'],
+          return Promise.reject(markFromDatabase(error));
+        });
+      };
+      return {
+        query: query as PostgresPoolClient['query'],
         release: () => client.release(),
       };
     },
@@ -89,6 +112,14 @@ export interface OpenDatabaseOptions {
   statementTimeoutMs?: number;
   /** Told about a connection that failed while checked out (the request using it fails alone). */
   onConnectionError?: (error: Error) => void;
+  /**
+   * PostgreSQL server only: repeated statements run as named prepared statements, parsed and
+   * planned once per connection (prepared-statements.ts). Off behind a pooler that cannot keep
+   * them (PgBouncer before 1.21 in transaction mode); when one is found anyway, naming stops and
+   * `onPreparedStatementsStopped` is told. Default on.
+   */
+  preparedStatements?: boolean;
+  onPreparedStatementsStopped?: (error: unknown) => void;
 }
 
 /**
@@ -129,7 +160,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     pool.on('error', onConnectionError);
     pool.on('connect', (client) => client.on('error', onConnectionError));
     // pg.Pool is the pool Kysely's PostgresPool describes; the two packages type it separately.
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement) }), plugins });
+    const namer = options.preparedStatements === false ? undefined : createStatementNamer();
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer, options.onPreparedStatementsStopped) }), plugins });
     return {
       db,
       kind: 'postgres',

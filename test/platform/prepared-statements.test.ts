@@ -1,0 +1,140 @@
+// Named prepared statements (DATABASE_PREPARED_STATEMENTS; src/platform/database/prepared-statements.ts):
+// which texts are named, the bounds, and on a real PostgreSQL server (CI's second pass) that a
+// repeated statement is prepared once per connection, that a plan made stale by a migration and a
+// pooler that loses statements both end in the answer, not an error.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { createStatementNamer, isPoolerMismatch, isStalePlan } from '../../src/platform/database/prepared-statements.js';
+import { openDatabase } from '../../src/platform/database/index.js';
+import type { DatabaseHandle } from '../../src/platform/database/index.js';
+import { transaction } from '../../src/platform/database/transaction.js';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+describe('the statement namer', () => {
+  test('names a text from its second use, the same name on every connection, until a connection holds 300', () => {
+    const namer = createStatementNamer();
+    const one = {};
+    const two = {};
+    assert.equal(namer.nameFor(one, 'select $1'), undefined, 'first use: unnamed');
+    const name = namer.nameFor(one, 'select $1');
+    assert.match(name ?? '', /^slotwise_[\w-]+$/);
+    assert.equal(namer.nameFor(two, 'select $1'), name, 'the name is the text\'s, not the connection\'s');
+    assert.notEqual(namer.nameFor(one, 'select $2') ?? namer.nameFor(one, 'select $2'), name);
+
+    const full = {};
+    const texts = Array.from({ length: 301 }, (_, i) => `select ${i}`);
+    for (const text of texts) namer.nameFor({}, text);
+    const named = texts.map((text) => namer.nameFor(full, text));
+    assert.equal(named.filter(Boolean).length, 300);
+    assert.equal(named[300], undefined, 'the 301st new text runs unnamed on that connection');
+    assert.ok(namer.nameFor({}, texts[300]!), 'and named on another');
+  });
+
+  test('a stale plan unnames that text on that connection only; a pooler mismatch turns naming off', () => {
+    const namer = createStatementNamer();
+    const one = {};
+    const two = {};
+    namer.nameFor(one, 'select * from t');
+    assert.ok(namer.nameFor(one, 'select * from t'));
+    namer.forget(one, 'select * from t');
+    assert.equal(namer.nameFor(one, 'select * from t'), undefined);
+    assert.ok(namer.nameFor(two, 'select * from t'));
+    namer.disable();
+    assert.equal(namer.enabled, false);
+    assert.equal(namer.nameFor(two, 'select * from t'), undefined);
+  });
+
+  test('tells the errors apart by SQLSTATE and message', () => {
+    assert.equal(isStalePlan({ code: '0A000', message: 'cached plan must not change result type' }), true);
+    assert.equal(isStalePlan({ code: '0A000', message: 'another feature' }), false);
+    assert.equal(isPoolerMismatch({ code: '26000' }), true);
+    assert.equal(isPoolerMismatch({ code: '42P05' }), true);
+    assert.equal(isPoolerMismatch({ code: '23505' }), false);
+    assert.equal(isPoolerMismatch(null), false);
+  });
+});
+
+describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (CI runs this against PostgreSQL)' }, () => {
+  const scratch: string[] = [];
+  const handles: DatabaseHandle[] = [];
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  after(async () => {
+    for (const handle of handles) await handle.close();
+    for (const name of scratch) await admin(`drop database if exists "${name}" with (force)`);
+  });
+
+  /** A handle of one connection on a database of its own, with a table t(a int) holding 1 and 2. */
+  async function oneConnection(options: { onPreparedStatementsStopped?: (error: unknown) => void; preparedStatements?: boolean } = {}) {
+    const name = `slotwise_scratch_${randomBytes(6).toString('hex')}`;
+    await admin(`create database "${name}"`);
+    scratch.push(name);
+    const url = new URL(TEST_DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 1, ...options });
+    handles.push(handle);
+    await sql`create table t (a int)`.execute(handle.db);
+    await sql`insert into t values (1), (2)`.execute(handle.db);
+    return handle;
+  }
+  const prepared = async (handle: DatabaseHandle) =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
+  const rows = async (handle: DatabaseHandle, db = handle.db) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
+
+  test('a statement with parameters is prepared on its second run and reused after', async () => {
+    const handle = await oneConnection();
+    for (let i = 0; i < 4; i++) assert.deepEqual(await rows(handle), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(await prepared(handle), ['select * from t where a >= $1 order by a']);
+  });
+
+  test('off: nothing is prepared', async () => {
+    const handle = await oneConnection({ preparedStatements: false });
+    for (let i = 0; i < 3; i++) await rows(handle);
+    assert.deepEqual(await prepared(handle), []);
+  });
+
+  test('a column added under a prepared select *: the statement answers with it, alone and in a transaction', async () => {
+    const handle = await oneConnection();
+    await rows(handle);
+    await rows(handle);
+    await sql`alter table t add column b int default 7`.execute(handle.db);
+    assert.deepEqual(await rows(handle), [{ a: 1, b: 7 }, { a: 2, b: 7 }], 'sent again unnamed');
+
+    const again = await oneConnection();
+    await rows(again);
+    await rows(again);
+    await sql`alter table t add column b int default 7`.execute(again.db);
+    let attempts = 0;
+    const inside = await transaction(again.db, async (trx) => {
+      attempts++;
+      return rows(again, trx);
+    });
+    assert.deepEqual(inside, [{ a: 1, b: 7 }, { a: 2, b: 7 }]);
+    assert.equal(attempts, 2, 'the transaction the stale plan aborted ran again');
+  });
+
+  test('a server that lost the prepared statements (as a pooler would): the answer comes, and naming stops', async () => {
+    const stopped: unknown[] = [];
+    const handle = await oneConnection({ onPreparedStatementsStopped: (error) => stopped.push(error) });
+    await rows(handle);
+    await rows(handle);
+    // No parameters, so sent unnamed: the client still believes its statement is prepared.
+    await sql`deallocate all`.execute(handle.db);
+    assert.deepEqual(await rows(handle), [{ a: 1 }, { a: 2 }]);
+    assert.equal(stopped.length, 1);
+    assert.equal((stopped[0] as { code?: string }).code, '26000');
+    await rows(handle);
+    assert.deepEqual(await prepared(handle), [], 'nothing prepared since');
+  });
+});

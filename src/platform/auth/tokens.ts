@@ -22,6 +22,7 @@ import type { Secrets } from '../secrets.js';
 export const TOKEN_ISSUER = 'service:v3-api';
 export const MACHINE_AUDIENCE = 'api';
 const ALGORITHMS = ['HS256'];
+const MAX_REMEMBERED_BEARERS = 10_000;
 
 export type Scope = 'read' | 'write';
 
@@ -102,6 +103,24 @@ export interface TokenTtls {
 
 export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: OidcConfig) {
   const authKey = new TextEncoder().encode(secrets.AUTH_TOKEN_SECRET);
+  /**
+   * This service's bearer tokens whose signature and claims were verified, with what they grant,
+   * until they expire: a client sends the same token on every request for an hour, and the HMAC
+   * check through WebCrypto cost about half a millisecond of each (issue 18). A token is a fixed
+   * string, so the answer cannot change before `exp`; revocation is checked per request after this
+   * (platform/auth/authenticate.ts). Bounded: emptied when full.
+   */
+  const verifiedBearers = new Map<string, { answer: VerifiedBearer; expiresAtMs: number }>();
+  const remember = (token: string, answer: VerifiedBearer, exp: number | undefined) => {
+    if (exp === undefined) return;
+    if (verifiedBearers.size >= MAX_REMEMBERED_BEARERS) verifiedBearers.clear();
+    // Shared by every request that sends the token: frozen, so none can change it for the next.
+    if ('claims' in answer) {
+      Object.freeze(answer.claims);
+      if ('scopes' in answer.claims) Object.freeze(answer.claims.scopes);
+    }
+    verifiedBearers.set(token, { answer: Object.freeze(answer), expiresAtMs: exp * 1000 });
+  };
   const refreshKey = new TextEncoder().encode(secrets.REFRESH_TOKEN_SECRET);
   // Its own secret, managed by the service (secrets.ts): a leak of one kind's key forges no other.
   const calendarKey = new TextEncoder().encode(secrets.CALENDAR_TOKEN_SECRET);
@@ -214,6 +233,11 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
 
     /** Verifies any Bearer token and says which kind it is. Refresh tokens never verify here. */
     async verifyBearer(token: string): Promise<VerifiedBearer> {
+      const known = verifiedBearers.get(token);
+      if (known) {
+        if (Date.now() < known.expiresAtMs) return known.answer;
+        verifiedBearers.delete(token);
+      }
       let unverified: JWTPayload;
       try {
         unverified = decodeJwt(token);
@@ -265,27 +289,9 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       } catch {
         throw new TokenError('Invalid or expired token');
       }
-      const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-      if (audience.length !== 1) throw new TokenError('Invalid or expired token');
-      if (audience[0] === MACHINE_AUDIENCE && payload.grant_type === 'client_credentials' && payload.token_use === undefined) {
-        const scopes = String(payload.scope ?? '')
-          .split(' ')
-          .filter((s): s is Scope => s === 'read' || s === 'write');
-        if (typeof payload.company_id !== 'string' || typeof payload.client_id !== 'string') {
-          throw new TokenError('Invalid or expired token');
-        }
-        return { kind: 'machine', claims: { companyId: payload.company_id, clientId: payload.client_id, scopes } };
-      }
-      if (audience[0] === 'dashboard' && payload.token_use === 'dashboard' && typeof payload.sub === 'string') {
-        // Tokens issued before versions existed carry none: they count as version 0.
-        const tokenVersion = payload.ver === undefined ? 0 : payload.ver;
-        if (typeof tokenVersion !== 'number' || !Number.isInteger(tokenVersion)) throw new TokenError('Invalid or expired token');
-        return { kind: 'dashboard', claims: { userId: payload.sub, tokenVersion } };
-      }
-      if (audience[0] === 'docs' && payload.token_use === 'docs' && typeof payload.company_id === 'string') {
-        return { kind: 'docs', claims: { companyId: payload.company_id } };
-      }
-      throw new TokenError('Invalid or expired token');
+      const answer = ownBearer(payload);
+      remember(token, answer, payload.exp);
+      return answer;
     },
 
     async verifyRefreshToken(token: string): Promise<RefreshClaims> {
@@ -310,6 +316,31 @@ export function createTokenService(secrets: Secrets, ttls: TokenTtls, oidc?: Oid
       }
     },
   };
+}
+
+/** What a bearer token of this service (machine, dashboard or docs), its signature verified, grants. */
+function ownBearer(payload: JWTPayload): VerifiedBearer {
+  const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  if (audience.length !== 1) throw new TokenError('Invalid or expired token');
+  if (audience[0] === MACHINE_AUDIENCE && payload.grant_type === 'client_credentials' && payload.token_use === undefined) {
+    const scopes = String(payload.scope ?? '')
+      .split(' ')
+      .filter((s): s is Scope => s === 'read' || s === 'write');
+    if (typeof payload.company_id !== 'string' || typeof payload.client_id !== 'string') {
+      throw new TokenError('Invalid or expired token');
+    }
+    return { kind: 'machine', claims: { companyId: payload.company_id, clientId: payload.client_id, scopes } };
+  }
+  if (audience[0] === 'dashboard' && payload.token_use === 'dashboard' && typeof payload.sub === 'string') {
+    // Tokens issued before versions existed carry none: they count as version 0.
+    const tokenVersion = payload.ver === undefined ? 0 : payload.ver;
+    if (typeof tokenVersion !== 'number' || !Number.isInteger(tokenVersion)) throw new TokenError('Invalid or expired token');
+    return { kind: 'dashboard', claims: { userId: payload.sub, tokenVersion } };
+  }
+  if (audience[0] === 'docs' && payload.token_use === 'docs' && typeof payload.company_id === 'string') {
+    return { kind: 'docs', claims: { companyId: payload.company_id } };
+  }
+  throw new TokenError('Invalid or expired token');
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;

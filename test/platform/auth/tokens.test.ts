@@ -10,6 +10,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { createClientCredentials, createTestContext, json, machineToken, TEST_SECRETS } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { DOCS_TOKEN_MESSAGE } from '../../../src/platform/auth/authenticate.js';
+import { createTokenService } from '../../../src/platform/auth/tokens.js';
+import type { Secrets } from '../../../src/platform/secrets.js';
 import type { Tenant } from '../../helpers/world.js';
 
 let context: TestContext;
@@ -343,5 +345,30 @@ describe('a validly signed machine token without a usable scope', () => {
       assert.equal(response.statusCode, 403, response.body);
       assert.deepEqual(json(response), { success: false, message: 'Insufficient scope: read required', errors: [] });
     }
+  });
+});
+
+describe('verified bearer tokens are remembered until they expire', () => {
+  const ttls = { machineTokenTtlSeconds: 60, dashboardTokenTtlSeconds: 60, refreshTokenTtlSeconds: 3600, docsTokenTtlSeconds: 60 };
+
+  test('the same answer, frozen, for the token\'s life; refused from its exp on; a token with one character of its signature changed never', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const tokens = createTokenService(TEST_SECRETS as unknown as Secrets, ttls);
+    const token = await tokens.signMachineToken({ companyId: randomUUID(), clientId: 'client-a', scopes: ['read', 'write'] });
+    const first = await tokens.verifyBearer(token);
+    const again = await tokens.verifyBearer(token);
+    assert.deepEqual(again, first);
+    assert.ok(Object.isFrozen(again) && 'claims' in again && Object.isFrozen(again.claims), 'shared between requests, so frozen');
+
+    const [head, body, signature] = token.split('.') as [string, string, string];
+    // The first character: all six of its bits are signature (the last one's lowest two are padding).
+    const altered = `${head}.${body}.${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
+    await assert.rejects(tokens.verifyBearer(altered), /Invalid or expired token/);
+
+    const exp = decodeJwt(token).exp! * 1000;
+    t.mock.timers.setTime(exp - 1);
+    assert.deepEqual(await tokens.verifyBearer(token), first, 'valid up to the last millisecond before exp');
+    t.mock.timers.setTime(exp);
+    await assert.rejects(tokens.verifyBearer(token), /Invalid or expired token/, 'expired at exp, as jose would say');
   });
 });

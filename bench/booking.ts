@@ -104,7 +104,7 @@ export async function seedTenant(db: Db, customers: number): Promise<Tenant> {
  * `count` appointments written straight into the database (BK, one resource each, hourly slots
  * over the coming days): one insert ... select from unnest per 10,000 rows into each table.
  */
-async function seedAppointments(db: Db, tenant: Tenant, count: number) {
+export async function seedAppointments(db: Db, tenant: Tenant, count: number) {
   const base = DateTime.now().setZone(ZONE).startOf('day');
   // Luxon in a zone costs tens of microseconds a call: one call per day, then plain arithmetic
   // (08:00 to 18:00 never spans a DST change).

@@ -9,7 +9,6 @@ import type { AvailabilityRepository } from '../availability/repository.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentFilters } from './repository.js';
 import { CURSOR_LIFETIME_MS, decodeCursor, encodeCursor } from './cursor.js';
-import { toApi } from './mapper.js';
 import { INVALID_CURSOR } from './problems.js';
 import type { ListQuery, PageListQuery } from './schemas.js';
 
@@ -62,18 +61,18 @@ export function createAppointmentLists(deps: ListDeps) {
     return filtersFor(companyId, principal, query);
   }
 
-  async function cursorPage(companyId: string, query: ListQuery, filters: AppointmentFilters, after: { value: Date; id: string } | null, expiresAt: number) {
+  /** A page of a cursor walk, as the JSON text of the answer (the appointments come as PostgreSQL built them: repository afterJson). */
+  async function cursorPage(companyId: string, query: ListQuery, filters: AppointmentFilters, after: { value: Date; id: string } | null, expiresAt: number): Promise<string> {
     const sort = query.sort ?? 'startTime';
     const limit = query.limit ?? 20;
-    const rows = await repo.after(db, companyId, filters, sort, query.order ?? 'asc', limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor(deps.cursorSecret, { c: companyId, q: query, p: [last[sort].getTime(), last.id], e: expiresAt }) : null;
-    return { data: page.map(toApi), nextCursor };
+    const { data, next } = await repo.afterJson(db, companyId, filters, sort, query.order ?? 'asc', limit, after);
+    const nextCursor = next ? encodeCursor(deps.cursorSecret, { c: companyId, q: query, p: next, e: expiresAt }) : null;
+    return `{"data":${data},"nextCursor":${JSON.stringify(nextCursor)}}`;
   }
 
   return {
-    async list(companyId: string, principal: Principal, query: PageListQuery) {
+    /** A page with the total, as the JSON text of the answer (the appointments as PostgreSQL built them: repository pageJson). */
+    async list(companyId: string, principal: Principal, query: PageListQuery): Promise<string> {
       const limit = query.limit ?? 20;
       const page = query.page ?? 1;
       const offset = (page - 1) * limit;
@@ -81,18 +80,18 @@ export function createAppointmentLists(deps: ListDeps) {
         throw validationError('query', 'page', `(page - 1) * limit must not exceed ${MAX_LIST_OFFSET.toLocaleString('en-US')}; use GET /v3/appointments/cursor to walk further`);
       }
       const filters = await validateListQuery(companyId, principal, query);
-      const { rows, total } = await repo.page(db, companyId, filters, query.sort ?? 'startTime', query.order ?? 'asc', limit, offset);
-      return { data: rows.map(toApi), page, limit, total };
+      const { data, total } = await repo.pageJson(db, companyId, filters, query.sort ?? 'startTime', query.order ?? 'asc', limit, offset);
+      return `{"data":${data},"page":${page},"limit":${limit},"total":${total}}`;
     },
 
     /** First page of a cursor walk: the query is validated once and carried, signed, in the cursor. */
-    async cursorFirst(companyId: string, principal: Principal, query: ListQuery) {
+    async cursorFirst(companyId: string, principal: Principal, query: ListQuery): Promise<string> {
       const filters = await validateListQuery(companyId, principal, query);
       const normalised: ListQuery = { ...query, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit: query.limit ?? 20 };
       return cursorPage(companyId, normalised, filters, null, deps.clock() + CURSOR_LIFETIME_MS);
     },
 
-    async cursorNext(companyId: string, principal: Principal, cursor: string) {
+    async cursorNext(companyId: string, principal: Principal, cursor: string): Promise<string> {
       const state = decodeCursor<ListQuery>(deps.cursorSecret, cursor, companyId, deps.clock());
       if (!state) throw new ApiError(400, INVALID_CURSOR, [fieldError('query', 'cursor', INVALID_CURSOR)]);
       const filters = await filtersFor(companyId, principal, state.q);

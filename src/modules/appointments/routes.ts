@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { sendJsonText } from '../../platform/http/types.js';
 import type { App } from '../../platform/http/types.js';
 import { errorResponses, IdParams, Page, Security } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
@@ -188,9 +189,11 @@ function registerListRoutes(app: App, appointments: AppointmentService) {
         response: { 200: Page(ref), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = requireCompany(request.principal);
-      return appointments.list(principal.companyId, principal, { ...request.query, status: statusList(request.query.status) });
+      // JSON text as PostgreSQL built it (lists.ts): sent as it is, not serialised again.
+      const json = await appointments.list(principal.companyId, principal, { ...request.query, status: statusList(request.query.status) });
+      return sendJsonText(reply, json);
     },
   );
 
@@ -221,11 +224,15 @@ function registerListRoutes(app: App, appointments: AppointmentService) {
         response: { 200: Type.Object({ data: Type.Array(ref), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = requireCompany(request.principal);
       const { cursor, ...query } = request.query;
-      if (cursor !== undefined) return appointments.cursorNext(principal.companyId, principal, cursor);
-      return appointments.cursorFirst(principal.companyId, principal, { ...query, status: statusList(query.status) });
+      // JSON text as PostgreSQL built it (lists.ts): sent as it is, not serialised again.
+      const json =
+        cursor !== undefined
+          ? await appointments.cursorNext(principal.companyId, principal, cursor)
+          : await appointments.cursorFirst(principal.companyId, principal, { ...query, status: statusList(query.status) });
+      return sendJsonText(reply, json);
     },
   );
 }

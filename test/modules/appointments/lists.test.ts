@@ -2,6 +2,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
+import fc from 'fast-check';
+import { sql } from 'kysely';
 import { TEST_SECRETS, createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { ALWAYS_OPEN } from '../../helpers/world.js';
@@ -537,4 +539,38 @@ test('an appointment of several resources lists each of them once, in id order, 
     assert.deepEqual(rows.get(both.id), own.resourceIds, how);
     assert.deepEqual(rows.get(alone.id), [r3], how);
   }
+});
+
+test('a listed appointment, on a page and in a cursor walk, is exactly what GET /v3/appointment/:id answers, for every kind of value', async () => {
+  // Lists take the appointment as PostgreSQL builds it in JSON (repository appointmentJson), the
+  // single read through toApi: any text, null or not, timestamps with microseconds, several resources.
+  const s = await setup(context, { resources: [{}, {}] });
+  const [r1, r2] = s.resourceIds as [string, string];
+  const customer = await newCustomer(s);
+  const date = dayAhead(20);
+  const made = [
+    (await create(s, { ...slot(date, '09:00'), ResourceIds: [r2, r1], CustomerId: customer })).id,
+    (await hold(s, { ...slot(date, '11:00'), ResourceIds: [r1] })).id,
+  ];
+  const text = fc.string({ unit: 'binary', maxLength: 40 }).filter((value) => !value.includes('\u0000'));
+  const nullable = fc.option(text, { nil: null });
+  const micros = fc.integer({ min: 0, max: 999_999 });
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...made), nullable, fc.array(nullable, { minLength: 10, maxLength: 10 }), fc.option(text, { nil: null }), micros, fc.boolean(), async (id, notes, fields, legacyId, micro, confirmed) => {
+      const values = Object.fromEntries(fields.map((value, i) => [`field${i + 1}`, value]));
+      await context.database.db
+        .updateTable('appointments')
+        .set({ notes, legacyId, confirmed, ...values, updatedAt: sql<Date>`date_trunc('second', now()) + ${micro} * interval '1 microsecond'`, rescheduledFromId: micro % 2 ? randomUUID() : null })
+        .where('companyId', '=', s.tenant.companyId)
+        .where('id', '=', id)
+        .execute();
+      const own = new Map(await Promise.all(made.map(async (each) => [each, json<Appointment>(await get(s, `/v3/appointment/${each}`))] as const)));
+      const paged = (await list(s, `LocationId=${s.locationId}&limit=100`)).data;
+      const walked = (await walk(s, 'limit=1')).rows;
+      for (const [how, rows] of [['page', paged], ['cursor', walked]] as const) {
+        assert.deepEqual(new Map(rows.map((row) => [row.id, row])), own, how);
+      }
+    }),
+    { numRuns: 30 },
+  );
 });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { InferResult } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
+import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { RecurringBlocksTable } from '../../platform/database/schema.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { holdingCapacity, holdingCapacitySnake } from './status-filter.js';
@@ -35,32 +36,75 @@ export interface TargetIds {
   customerId: string | null;
 }
 
+// Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
+const locationQuery = (db: Db, companyId: string, id: string) =>
+  db
+    .selectFrom('locations as l')
+    .select(['l.id', 'l.timezoneName', 'l.weeklyAvailability', 'l.bookingTimerMinutes'])
+    .where('l.companyId', '=', companyId)
+    .where('l.id', '=', id)
+    .where('l.archivedAt', 'is', null);
+
+const bookableResourcesQuery = (db: Db, companyId: string, locationId: string, serviceId: string) =>
+  db
+    .selectFrom('resources as r')
+    .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
+    .innerJoin('resourceServices as rs', (j) => j.onRef('rs.companyId', '=', 'r.companyId').onRef('rs.resourceId', '=', 'r.id'))
+    .select(['r.id', 'r.name', 'r.timezoneName', 'r.weeklyAvailability', 'r.bookingLimit'])
+    .where('r.companyId', '=', companyId)
+    .where('rl.locationId', '=', locationId)
+    .where('rs.serviceId', '=', serviceId)
+    .where('r.archivedAt', 'is', null)
+    .orderBy('r.id');
+
+/**
+ * The statement of `target` (below), compiled once per shape (platform/database/reusable-query.ts):
+ * whether resource ids are named, whether a customer is.
+ */
+const targetStatement = reusableQuery(
+  (db: Db, shape: { resources: boolean; customer: boolean }, value) => {
+    const companyId = value<string>('companyId');
+    const locationId = value<string>('locationId');
+    const serviceId = value<string>('serviceId');
+    const location = locationQuery(db, companyId, locationId);
+    const bookable = bookableResourcesQuery(db, companyId, locationId, serviceId);
+    const liveResources = db
+      .selectFrom('resources as o')
+      .select('o.id')
+      .where('o.companyId', '=', companyId)
+      .where(sql<boolean>`o.id = any(${value('resourceIds')}::uuid[])`)
+      .where('o.archivedAt', 'is', null);
+    return db
+      .selectFrom('services as s')
+      .selectAll('s')
+      .select((eb) => [
+        sql<InferResult<typeof location>[number] | null>`(select to_json(t) from (${location}) t)`.as('location'),
+        eb
+          .exists(eb.selectFrom('serviceLocations as sl').select('sl.serviceId').where('sl.companyId', '=', companyId).where('sl.serviceId', '=', serviceId).where('sl.locationId', '=', locationId))
+          .$castTo<boolean>()
+          .as('offered'),
+        sql<InferResult<typeof bookable>>`(select coalesce(json_agg(t order by t.id), '[]'::json) from (${bookable}) t)`.as('bookable'),
+        (shape.resources ? sql<Array<{ id: string }>>`${jsonRows(liveResources)}` : sql<Array<{ id: string }>>`'[]'::json`).as('liveResources'),
+        shape.customer
+          ? eb
+              .exists(eb.selectFrom('customers as c').select('c.id').where('c.companyId', '=', companyId).where('c.id', '=', value<string>('customerId')).where('c.archivedAt', 'is', null))
+              .$castTo<boolean | null>()
+              .as('liveCustomer')
+          : sql<boolean | null>`null`.as('liveCustomer'),
+      ])
+      .where('s.companyId', '=', companyId)
+      .where('s.id', '=', serviceId)
+      .where('s.archivedAt', 'is', null)
+      .compile();
+  },
+  (shape) => `${shape.resources}:${shape.customer}`,
+);
+
 /** The location, the service and the resources a search or a booking is about. */
 function catalogReads(db: Db) {
-  // Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
-  const locationQuery = (companyId: string, id: string) =>
-    db
-      .selectFrom('locations as l')
-      .select(['l.id', 'l.timezoneName', 'l.weeklyAvailability', 'l.bookingTimerMinutes'])
-      .where('l.companyId', '=', companyId)
-      .where('l.id', '=', id)
-      .where('l.archivedAt', 'is', null);
-
-  const bookableResourcesQuery = (companyId: string, locationId: string, serviceId: string) =>
-    db
-      .selectFrom('resources as r')
-      .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
-      .innerJoin('resourceServices as rs', (j) => j.onRef('rs.companyId', '=', 'r.companyId').onRef('rs.resourceId', '=', 'r.id'))
-      .select(['r.id', 'r.name', 'r.timezoneName', 'r.weeklyAvailability', 'r.bookingLimit'])
-      .where('r.companyId', '=', companyId)
-      .where('rl.locationId', '=', locationId)
-      .where('rs.serviceId', '=', serviceId)
-      .where('r.archivedAt', 'is', null)
-      .orderBy('r.id');
-
   return {
     location(companyId: string, id: string) {
-      return locationQuery(companyId, id).executeTakeFirst();
+      return locationQuery(db, companyId, id).executeTakeFirst();
     },
 
     service(companyId: string, id: string) {
@@ -75,7 +119,7 @@ function catalogReads(db: Db) {
 
     /** Live resources that work at the location and provide the service. */
     bookableResources(companyId: string, locationId: string, serviceId: string) {
-      return bookableResourcesQuery(companyId, locationId, serviceId).execute();
+      return bookableResourcesQuery(db, companyId, locationId, serviceId).execute();
     },
 
     /**
@@ -88,45 +132,12 @@ function catalogReads(db: Db) {
      * read back from json as they do from columns.
      */
     async target(companyId: string, ids: TargetIds) {
-      const location = locationQuery(companyId, ids.locationId);
-      const bookable = bookableResourcesQuery(companyId, ids.locationId, ids.serviceId);
-      const liveResources = db
-        .selectFrom('resources as o')
-        .select('o.id')
-        .where('o.companyId', '=', companyId)
-        .where('o.id', 'in', ids.resourceIds)
-        .where('o.archivedAt', 'is', null);
       const { customerId } = ids;
-      const row = await db
-        .selectFrom('services as s')
-        .selectAll('s')
-        .select((eb) => [
-          sql<InferResult<typeof location>[number] | null>`(select to_json(t) from (${location}) t)`.as('location'),
-          eb
-            .exists(
-              eb
-                .selectFrom('serviceLocations as sl')
-                .select('sl.serviceId')
-                .where('sl.companyId', '=', companyId)
-                .where('sl.serviceId', '=', ids.serviceId)
-                .where('sl.locationId', '=', ids.locationId),
-            )
-            .$castTo<boolean>()
-            .as('offered'),
-          sql<InferResult<typeof bookable>>`(select coalesce(json_agg(t order by t.id), '[]'::json) from (${bookable}) t)`.as('bookable'),
-          // `in ()` is not SQL: no ids, nothing to find.
-          (ids.resourceIds.length > 0 ? sql<Array<{ id: string }>>`${jsonRows(liveResources)}` : sql<Array<{ id: string }>>`'[]'::json`).as('liveResources'),
-          customerId
-            ? eb
-                .exists(eb.selectFrom('customers as c').select('c.id').where('c.companyId', '=', companyId).where('c.id', '=', customerId).where('c.archivedAt', 'is', null))
-                .$castTo<boolean | null>()
-                .as('liveCustomer')
-            : sql<boolean | null>`null`.as('liveCustomer'),
-        ])
-        .where('s.companyId', '=', companyId)
-        .where('s.id', '=', ids.serviceId)
-        .where('s.archivedAt', 'is', null)
-        .executeTakeFirst();
+      const [row] = await targetStatement(
+        db,
+        { resources: ids.resourceIds.length > 0, customer: customerId !== null },
+        { companyId, locationId: ids.locationId, serviceId: ids.serviceId, resourceIds: ids.resourceIds, customerId },
+      );
       if (!row) return undefined;
       const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, ...service } = row;
       return { service, location: locationRow, offered, bookable: bookableRows, liveResourceIds: live.map((r) => r.id), liveCustomer };
@@ -323,12 +334,31 @@ export interface EngineWindowRows {
  * engineWindow. Bounded on both sides of start_time, so the index scan covers only the window: no
  * appointment is longer than a week (the duration limit), and padding reaches back a day.
  */
-function busyRowsFilter(companyId: string, resourceIds: string[], { from, to, now, excludeIds = [] }: AppointmentWindow) {
+function busyRowsFilter(companyId: string, resourceIds: string[], bounds: BusyBounds) {
   return sql`ar.company_id = ${companyId} and ar.resource_id = any(${resourceIds}::uuid[])
-      and ${holdingCapacitySnake('ar', now)}
-      and ar.start_time < ${to} and ar.start_time > ${new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS)}
-      and ar.end_time > ${new Date(from.getTime() - 24 * 3_600_000)}
-      ${notAmong('ar.appointment_id', excludeIds)}`;
+      and ${holdingCapacitySnake('ar', bounds.now)}
+      and ar.start_time < ${bounds.to} and ar.start_time > ${bounds.startsAfter}
+      and ar.end_time > ${bounds.endsAfter}
+      ${bounds.excludeIds ? sql`and ar.appointment_id <> all(${bounds.excludeIds}::uuid[])` : sql``}`;
+}
+
+/** The bounds of busyRowsFilter; `excludeIds` undefined when none are left out. */
+interface BusyBounds {
+  to: Date;
+  now: Date;
+  startsAfter: Date;
+  endsAfter: Date;
+  excludeIds: string[] | undefined;
+}
+
+function busyBounds({ from, to, now, excludeIds = [] }: AppointmentWindow): BusyBounds {
+  return {
+    to,
+    now,
+    startsAfter: new Date(from.getTime() - MAX_APPOINTMENT_REACH_MS),
+    endsAfter: new Date(from.getTime() - 24 * 3_600_000),
+    excludeIds: excludeIds.length > 0 ? excludeIds : undefined,
+  };
 }
 
 /** Those rows one per resource, times in epoch milliseconds. Column names are the database's (run without the CamelCasePlugin). */
@@ -336,7 +366,7 @@ function busyRowsQuery(companyId: string, resourceIds: string[], window: Appoint
   return sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
       ${epochMs('ar.start_time')} as "start", ${epochMs('ar.end_time')} as "end"
     from appointment_resources ar
-    where ${busyRowsFilter(companyId, resourceIds, window)}`;
+    where ${busyRowsFilter(companyId, resourceIds, busyBounds(window))}`;
 }
 
 /**
@@ -348,11 +378,11 @@ function busyRowsQuery(companyId: string, resourceIds: string[], window: Appoint
  * row objects took (no uuid text per row, no json keys, no numeric arithmetic), and the text is
  * a fifth the size to parse (parsePackedBusy).
  */
-function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], window: AppointmentWindow) {
+function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], bounds: BusyBounds) {
   return sql`(select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], ar.resource_id), ${epochMsFast('ar.start_time')}, ${epochMsFast('ar.end_time')},
         ar.padding, ar.duration, coalesce(array_position(${serviceIds}::uuid[], ar.service_id), 0)), ';')
       from appointment_resources ar
-      where ${busyRowsFilter(companyId, resourceIds, window)})`;
+      where ${busyRowsFilter(companyId, resourceIds, bounds)})`;
 }
 
 /**
@@ -388,10 +418,67 @@ const epochMs = (column: string) => sql`floor(extract(epoch from ${sql.ref(colum
  * rounding error of a whole number, which round() restores).
  */
 const epochMsFast = (column: string) => sql`round(date_part('epoch', date_trunc('milliseconds', ${sql.ref(column)})) * 1000)::int8`;
-/** `and <column> is none of ids`, or nothing when there are none. */
-const notAmong = (column: string, ids: string[]) => (ids.length > 0 ? sql`and ${sql.ref(column)} <> all(${ids}::uuid[])` : sql``);
 /** A subquery's rows as one json array ('[]' when there are none): one column of a larger select. */
 const jsonRows = (query: unknown) => sql`(select coalesce(json_agg(t), '[]'::json) from (${query}) t)`;
+
+/**
+ * The statement of engineWindow (below), compiled once per shape (platform/database/reusable-query.ts):
+ * whether there are resources, whether the service has daily limits, whether a customer is named,
+ * whether appointments are left out. Run without the CamelCasePlugin: the aliases are already camelCase.
+ */
+const engineWindowStatement = reusableQuery(
+  (db: Db, shape: { resources: boolean; dailyLimits: boolean; customer: boolean; exclude: boolean }, value) => {
+    const companyId = value<string>('companyId');
+    const locationIds = value<string[]>('locationIds');
+    const resourceIds = value<string[]>('resourceIds');
+    const serviceIds = value<string[]>('serviceIds');
+    const from = value<Date>('from');
+    const to = value<Date>('to');
+    const fromDate = value<string>('fromDate');
+    const toDate = value<string>('toDate');
+    const now = value<Date>('now');
+    const excludeIds = shape.exclude ? value<string[]>('excludeIds') : undefined;
+    const notExcluded = (column: string) => (excludeIds ? sql`and ${sql.ref(column)} <> all(${excludeIds}::uuid[])` : sql``);
+    const bounds: BusyBounds = { to, now, startsAfter: value<Date>('startsAfter'), endsAfter: value<Date>('endsAfter'), excludeIds };
+    const inScope = (table: string) =>
+      sql`(${sql.ref(`${table}.location_id`)} = any(${locationIds}::uuid[]) or ${sql.ref(`${table}.resource_id`)} = any(${resourceIds}::uuid[]) or ${sql.ref(`${table}.service_id`)} = any(${serviceIds}::uuid[]))`;
+    return sql<Omit<EngineWindowRows, 'busy' | 'serviceBookings' | 'external'> & { busy: string | null; serviceBookings: string | null; external: string | null }>`
+      select
+        ${jsonRows(sql`select b.resource_id as "resourceId", ${epochMs('b.start_time')} as "start", ${epochMs('b.end_time')} as "end"
+          from blocks b
+          where b.company_id = ${companyId} and b.start_time < ${to} and b.end_time > ${from} and ${inScope('b')}`)} as blocks,
+        (select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], e.resource_id), ${epochMsFast('e.start_time')}, ${epochMsFast('e.end_time')}), ';')
+          from external_busy_intervals e
+          where e.company_id = ${companyId} and e.resource_id = any(${resourceIds}::uuid[]) and e.start_time < ${to} and e.end_time > ${from}) as external,
+        ${jsonRows(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
+            r.start_time as "startTime", r.end_time as "endTime", r.iana, r.weekdays, r.day_of_month as "dayOfMonth"
+          from recurring_blocks r
+          where r.company_id = ${companyId} and r.start_date <= ${toDate} and (r.end_date is null or r.end_date >= ${fromDate}) and ${inScope('r')}`)} as recurring,
+        ${jsonRows(sql`select h.date, h.name
+          from holidays h
+          where h.company_id = ${companyId} and h.location_id = any(${locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
+        ${shape.resources ? packedBusyRows(companyId, resourceIds, serviceIds, bounds) : sql`null::text`} as busy,
+        ${
+          shape.dailyLimits
+            ? sql`(select string_agg(concat_ws(',', ${epochMsFast('a.start_time')}, a.duration), ';')
+                from appointments a
+                where a.company_id = ${companyId} and a.service_id = any(${serviceIds}::uuid[])
+                  and ${holdingCapacitySnake('a', now)} and a.start_time >= ${from} and a.start_time < ${to}
+                  ${notExcluded('a.id')})`
+            : sql`null::text`
+        } as "serviceBookings",
+        ${
+          shape.customer
+            ? jsonRows(sql`select a.id, a.status, ${epochMs('a.expires_at')} as "expiresAt", ar.resource_id as "resourceId"
+                from appointments a
+                left join appointment_resources ar on ar.company_id = a.company_id and ar.appointment_id = a.id
+                where a.company_id = ${companyId} and a.customer_id = ${value<string>('customerId')} and a.service_id = any(${serviceIds}::uuid[])
+                  ${notExcluded('a.id')}`)
+            : sql`null::json`
+        } as customer`.compile(db);
+  },
+  (shape) => `${shape.resources}:${shape.dailyLimits}:${shape.customer}:${shape.exclude}`,
+);
 
 /**
  * The appointments already there. Which of them take capacity is the domain's rule (holdsCapacity),
@@ -425,50 +512,29 @@ function appointmentReads(db: Db) {
    * faster.
    */
   async function engineWindow(companyId: string, request: EngineWindowRequest): Promise<EngineWindowRows> {
-    const { scope, from, to, fromDate, toDate, now, excludeIds = [] } = request;
-    const resourceIds = scope.resourceIds;
-    const inScope = (table: string) =>
-      sql`(${sql.ref(`${table}.location_id`)} = any(${scope.locationIds}::uuid[]) or ${sql.ref(`${table}.resource_id`)} = any(${resourceIds}::uuid[]) or ${sql.ref(`${table}.service_id`)} = any(${scope.serviceIds}::uuid[]))`;
-    const result = await sql<Omit<EngineWindowRows, 'busy' | 'serviceBookings' | 'external'> & { busy: string | null; serviceBookings: string | null; external: string | null }>`
-      select
-        ${jsonRows(sql`select b.resource_id as "resourceId", ${epochMs('b.start_time')} as "start", ${epochMs('b.end_time')} as "end"
-          from blocks b
-          where b.company_id = ${companyId} and b.start_time < ${to} and b.end_time > ${from} and ${inScope('b')}`)} as blocks,
-        (select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], e.resource_id), ${epochMsFast('e.start_time')}, ${epochMsFast('e.end_time')}), ';')
-          from external_busy_intervals e
-          where e.company_id = ${companyId} and e.resource_id = any(${resourceIds}::uuid[]) and e.start_time < ${to} and e.end_time > ${from}) as external,
-        ${jsonRows(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
-            r.start_time as "startTime", r.end_time as "endTime", r.iana, r.weekdays, r.day_of_month as "dayOfMonth"
-          from recurring_blocks r
-          where r.company_id = ${companyId} and r.start_date <= ${toDate} and (r.end_date is null or r.end_date >= ${fromDate}) and ${inScope('r')}`)} as recurring,
-        ${jsonRows(sql`select h.date, h.name
-          from holidays h
-          where h.company_id = ${companyId} and h.location_id = any(${scope.locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
-        ${resourceIds.length > 0 ? packedBusyRows(companyId, resourceIds, scope.serviceIds, { from, to, now, excludeIds }) : sql`null::text`} as busy,
-        ${
-          request.dailyLimits
-            ? sql`(select string_agg(concat_ws(',', ${epochMsFast('a.start_time')}, a.duration), ';')
-                from appointments a
-                where a.company_id = ${companyId} and a.service_id = any(${scope.serviceIds}::uuid[])
-                  and ${holdingCapacitySnake('a', now)} and a.start_time >= ${from} and a.start_time < ${to}
-                  ${notAmong('a.id', excludeIds)})`
-            : sql`null::text`
-        } as "serviceBookings",
-        ${
-          request.customerId
-            ? jsonRows(sql`select a.id, a.status, ${epochMs('a.expires_at')} as "expiresAt", ar.resource_id as "resourceId"
-                from appointments a
-                left join appointment_resources ar on ar.company_id = a.company_id and ar.appointment_id = a.id
-                where a.company_id = ${companyId} and a.customer_id = ${request.customerId} and a.service_id = any(${scope.serviceIds}::uuid[])
-                  ${notAmong('a.id', excludeIds)}`)
-            : sql`null::json`
-        } as customer`.execute(db.withoutPlugins());
-    const row = result.rows[0]!;
+    const { scope, excludeIds = [] } = request;
+    const bounds = busyBounds(request);
+    const shape = { resources: scope.resourceIds.length > 0, dailyLimits: request.dailyLimits, customer: Boolean(request.customerId), exclude: excludeIds.length > 0 };
+    const [row] = await engineWindowStatement(db.withoutPlugins(), shape, {
+      companyId,
+      locationIds: scope.locationIds,
+      resourceIds: scope.resourceIds,
+      serviceIds: scope.serviceIds,
+      from: request.from,
+      to: request.to,
+      fromDate: request.fromDate,
+      toDate: request.toDate,
+      now: request.now,
+      startsAfter: bounds.startsAfter,
+      endsAfter: bounds.endsAfter,
+      excludeIds,
+      customerId: request.customerId ?? null,
+    });
     return {
-      ...row,
-      busy: parsePackedBusy(row.busy, resourceIds, scope.serviceIds),
-      external: packedRows(row.external, ([resource, start, end]) => ({ resourceId: resourceIds[Number(resource) - 1]!, start: Number(start), end: Number(end) })),
-      serviceBookings: packedRows(row.serviceBookings, ([start, duration]) => ({ start: Number(start), duration: Number(duration) })),
+      ...row!,
+      busy: parsePackedBusy(row!.busy, scope.resourceIds, scope.serviceIds),
+      external: packedRows(row!.external, ([resource, start, end]) => ({ resourceId: scope.resourceIds[Number(resource) - 1]!, start: Number(start), end: Number(end) })),
+      serviceBookings: packedRows(row!.serviceBookings, ([start, duration]) => ({ start: Number(start), duration: Number(duration) })),
     };
   }
 

@@ -1,0 +1,48 @@
+import type { CompiledQuery } from 'kysely';
+import type { Db } from './index.js';
+
+/**
+ * A query compiled once per shape and run many times with new values, for the statements every
+ * search and booking sends (the catalog read, the engine window). Kysely builds a query as a tree,
+ * passes it through the CamelCasePlugin and compiles it to SQL on every call: for the catalog read,
+ * with its five subqueries, that took longer than PostgreSQL took to answer it (issue 18).
+ *
+ * `build` makes the query from a `shape` (the choices that change its SQL: whether a customer is
+ * named, whether a list is empty) and from placeholders (`value(name)`) where the values go; the
+ * compiled SQL is kept per shape, and each run puts the call's values where the placeholders are
+ * in the parameters. Rules for `build`, so that the SQL really is the same for every value:
+ * - decide structure from `shape` only, never from a value;
+ * - a placeholder may stand only where Kysely makes a parameter of it: a compared value, an
+ *   insert value, `sql` template substitution, limit or offset; never a list to expand (`in`),
+ *   so lists are one array parameter (`= any(${value('ids')}::uuid[])`).
+ * A placeholder left among the parameters that `values` does not name is an error, at once.
+ */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+export type ValueOf = <T = unknown>(name: string) => T;
+
+/**
+ * `build` compiles with the handle of the first run of each shape, and its SQL serves every handle
+ * after: the application's handles (the pool, a transaction) all have the same plugins. A query
+ * that runs without them compiles and runs on `db.withoutPlugins()` both times.
+ */
+export function reusableQuery<Shape, Values extends Record<string, unknown>, Row>(
+  build: (db: Db, shape: Shape, value: ValueOf) => CompiledQuery<Row>,
+  shapeKey: (shape: Shape) => string,
+): (db: Db, shape: Shape, values: Values) => Promise<Row[]> {
+  const compiled = new Map<string, CompiledQuery<Row>>();
+  const value: ValueOf = <T>(name: string) => new Placeholder(name) as T;
+  return async (db, shape, values) => {
+    const key = shapeKey(shape);
+    let query = compiled.get(key);
+    if (!query) compiled.set(key, (query = build(db, shape, value)));
+    const parameters = query.parameters.map((parameter) => {
+      if (!(parameter instanceof Placeholder)) return parameter;
+      if (!(parameter.name in values)) throw new Error(`reusableQuery: no value for ${parameter.name}`);
+      return values[parameter.name];
+    });
+    return (await db.executeQuery<Row>({ ...query, parameters })).rows;
+  };
+}

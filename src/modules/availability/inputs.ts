@@ -91,6 +91,8 @@ type ClosedTime = Pick<EngineWindowRows, 'blocks' | 'recurring' | 'holidays'>;
  * name the API accepts).
  */
 function usagePerDay(bookings: EngineWindowRows['serviceBookings'], zone: string, from: Date, to: Date) {
+  // None read when the service has no daily limit (engineWindow's dailyLimits): no days to find.
+  if (bookings.length === 0) return {};
   const dayOf = localDayFinder(localDate(from, zone), localDate(to, zone), zone);
   const usage: Record<string, { count: number; minutes: number }> = {};
   for (const booking of bookings) {

@@ -4,13 +4,12 @@
 // pooler that loses statements both end in the answer, not an error.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from '../../src/platform/database/prepared-statements.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
+import { createDedicatedDatabase } from '../helpers/app.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
@@ -59,30 +58,18 @@ describe('the statement namer', () => {
 });
 
 describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (CI runs this against PostgreSQL)' }, () => {
-  const scratch: string[] = [];
+  const drops: Array<() => Promise<void>> = [];
   const handles: DatabaseHandle[] = [];
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
   after(async () => {
     for (const handle of handles) await handle.close();
-    for (const name of scratch) await admin(`drop database if exists "${name}" with (force)`);
+    for (const drop of drops) await drop();
   });
 
   /** A handle of one connection on a database of its own, with a table t(a int) holding 1 and 2. */
   async function oneConnection(options: { onPreparedStatementsStopped?: (error: unknown) => void; preparedStatements?: boolean } = {}) {
-    const name = `slotwise_scratch_${randomBytes(6).toString('hex')}`;
-    await admin(`create database "${name}"`);
-    scratch.push(name);
-    const url = new URL(TEST_DATABASE_URL!);
-    url.pathname = `/${name}`;
-    const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 1, ...options });
+    const { url, drop } = await createDedicatedDatabase(TEST_DATABASE_URL!);
+    drops.push(drop);
+    const handle = await openDatabase({ databaseUrl: url, poolSize: 1, ...options });
     handles.push(handle);
     await sql`create table t (a int)`.execute(handle.db);
     await sql`insert into t values (1), (2)`.execute(handle.db);

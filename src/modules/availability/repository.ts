@@ -261,18 +261,6 @@ export interface AppointmentWindow {
   excludeIds?: string[] | undefined;
 }
 
-/** One resource's share of an appointment that holds capacity, as engineWindow reads it (no appointment id: the engine needs none). */
-export interface PackedBusyRow {
-  resourceId: string;
-  /** The searched service's id, or ANOTHER_SERVICE. */
-  serviceId: string;
-  duration: number;
-  padding: number;
-  /** Epoch milliseconds. */
-  start: number;
-  end: number;
-}
-
 /** One resource's share of an appointment that holds capacity: what the engine reads of it. */
 export interface BusyAppointmentRow {
   id: string;
@@ -284,6 +272,12 @@ export interface BusyAppointmentRow {
   start: number;
   end: number;
 }
+
+/**
+ * The same as engineWindow reads it, packed: no appointment id (the engine needs none), and the
+ * service is the searched service's id or ANOTHER_SERVICE.
+ */
+export type PackedBusyRow = Omit<BusyAppointmentRow, 'id'>;
 
 /** What engineWindow reads: the window, its local dates, the scopes, and who is booking. */
 export interface EngineWindowRequest extends AppointmentWindow {

@@ -71,8 +71,14 @@ const sourceMaps = ['1', 'true', 'yes'].includes((process.env.SLOTWISE_TEST_SOUR
 const loader = buildDir ? (sourceMaps ? ['--enable-source-maps'] : []) : ['--import', 'tsx'];
 
 /**
- * Files that run in a process of their own, and why. Every other file shares a process with others
- * (scripts/test-shard.mjs), one after another.
+ * Files that run in a process of their own, path -> why. Every other file shares a process with
+ * others (scripts/test-shard.mjs), one after another. None needs one today; what was checked: each
+ * app has its own prom-client registry (no global one), each file its own database and app; the one
+ * process.env change (delivery-client.test.ts, NODE_ENV) and every mock are undone within their
+ * test; process handlers are added once per process (test/helpers/children.ts, app.ts); and the
+ * whole suite passes sharing processes on PGlite and on PostgreSQL with Redis. A file that changes
+ * process-wide state for good (a global dispatcher, a module's singleton, a signal handler that
+ * exits) belongs here, e.g. ['test/x.test.ts', 'sets undici\'s global dispatcher'].
  */
 const OWN_PROCESS = new Map([]);
 

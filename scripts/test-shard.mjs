@@ -23,7 +23,7 @@ const require = createRequire(import.meta.url);
 
 const queue = process.env.SLOTWISE_TEST_QUEUE;
 const suite = process.env.SLOTWISE_TEST_SUITE;
-const timeout = Number(process.env.SLOTWISE_TEST_FILE_TIMEOUT_MS ?? 120_000);
+const timeout = Number(process.env.SLOTWISE_TEST_FILE_TIMEOUT_MS ?? 300_000);
 
 /** The next file of the queue, or undefined when every one has been claimed. */
 function queueReader() {

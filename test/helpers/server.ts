@@ -42,13 +42,15 @@ export async function start(env: Record<string, string>): Promise<Running> {
 }
 
 /**
- * Waits until the server answers /readyz, or fails when it exits. No deadline of its own: a server
- * with a new data folder runs initdb and every migration first, which on a busy machine took more
- * than the minute this used to allow (npm run test:oversubscribed). A server that never gets ready
- * is bounded by the test file's timeout, after which its group is ended and this loop ends with it.
+ * Waits until the server answers /readyz, or fails when it exits. No tight deadline: a server with
+ * a new data folder runs initdb and every migration first, which on a busy machine took more than
+ * the minute this used to allow (npm run test:oversubscribed). Under npm test the file's timeout
+ * bounds it (its servers are then ended, which ends this loop); the ten minutes below only keep a
+ * file run on its own from waiting for ever.
  */
 export async function waitReady(running: Running): Promise<void> {
-  for (;;) {
+  const hangGuard = Date.now() + 10 * 60_000;
+  while (Date.now() < hangGuard) {
     try {
       const response = await fetch(`${running.base}/readyz`);
       if (response.status === 200) return;
@@ -58,6 +60,7 @@ export async function waitReady(running: Running): Promise<void> {
     if (running.child.exitCode !== null || running.child.signalCode !== null) throw new Error(`server exited before it was ready: ${running.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+  throw new Error(`server did not become ready in ten minutes: ${running.output()}`);
 }
 
 

@@ -125,6 +125,8 @@ const SHARD = pathToFileURL(join(ROOT, 'scripts', 'test-shard.mjs')).href;
 const FILE_TIMEOUT_MS = 300_000;
 if (buildDir) {
   Object.assign(env, { SLOTWISE_TEST_QUEUE: queueDir, SLOTWISE_TEST_SUITE: join(buildDir, 'suite', 'suite.cjs'), SLOTWISE_TEST_FILE_TIMEOUT_MS: String(FILE_TIMEOUT_MS) });
+  // With --test-only, each file's describe is marked `only`, so the file's own `test.only` run.
+  if (flags.includes('--test-only')) env.SLOTWISE_TEST_ONLY = '1';
 }
 
 function cleanUp() {

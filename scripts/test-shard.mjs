@@ -24,6 +24,8 @@ const require = createRequire(import.meta.url);
 const queue = process.env.SLOTWISE_TEST_QUEUE;
 const suite = process.env.SLOTWISE_TEST_SUITE;
 const timeout = Number(process.env.SLOTWISE_TEST_FILE_TIMEOUT_MS ?? 300_000);
+// Under --test-only a describe that is not `only` is skipped whole, `test.only` inside it too.
+const testOnly = process.env.SLOTWISE_TEST_ONLY === '1';
 
 /** The next file of the queue, or undefined when every one has been claimed. */
 function queueReader() {
@@ -61,7 +63,7 @@ export async function run({ only } = {}) {
     const cpuStart = cpuUsage();
     // Resolves when the file's tests and its after hooks are done. Past the timeout, the file's
     // tests still running are cancelled (reported as failures) and its after hooks run.
-    await describe(file, { timeout }, () => {
+    await describe(file, { timeout, ...(testOnly ? { only: true } : {}) }, () => {
       files[file]();
       // After the file's own after hooks (hooks run in the order they were added).
       if (afterEachFile) after(afterEachFile);

@@ -6,3 +6,4 @@ export declare const SERVER_NODE_FLAGS: string[];
 /** The service as `npm start` runs it: builds dist/ and returns the path of dist/server.js. */
 export declare function buildService(): Promise<string>;
 export declare function buildBundles(options: { entryPoints: string[]; outdir: string; outbase?: string; splitting?: boolean; sourcemap?: boolean }): Promise<void>;
+export declare function buildSuiteBundle(options: { files: string[]; outdir: string; afterEachFile?: { module: string; name: string }; sourcemap?: boolean }): Promise<void>;

@@ -58,7 +58,37 @@ const REQUIRE_BANNER = `import { createRequire as __slotwiseCreateRequire } from
  * (`src/server.ts` becomes `<outdir>/src/server.js` with outbase '.'). With several entry points the
  * code they share goes into chunks, loaded once per process.
  */
-export async function buildBundles({ entryPoints, outdir: requestedOutdir, outbase = ROOT, splitting = entryPoints.length > 1, sourcemap = true }) {
+export async function buildBundles({ entryPoints, outdir, outbase = ROOT, splitting = entryPoints.length > 1, sourcemap = true }) {
+  await bundle({ entryPoints, outdir, outbase, splitting, sourcemap, format: 'esm' });
+}
+
+/**
+ * The test suite as one CommonJS bundle, `<outdir>/suite.cjs`, for running many test files in one
+ * process (scripts/run-tests.mjs, scripts/test-shard.mjs). It exports `files`: for each test file
+ * (path relative to the project root), a function that runs the file's module body. esbuild wraps
+ * every module reached through `require` in a lazy initializer, so a test file's top-level code runs
+ * only when its function is called, synchronously; node:test attaches the `test`, `before` and
+ * `after` it calls to the suite that is running then (the file's own `describe`), by async context.
+ * An ES module bundle would need `import()`, whose module body runs outside that context, so its
+ * tests would attach to the root. The code that files share (the app, the helpers) is loaded once
+ * per process. A module in it cannot use top-level await.
+ */
+export async function buildSuiteBundle({ files, outdir, afterEachFile, sourcemap = true }) {
+  const requirePath = (file) => JSON.stringify(`./${file.split(sep).join('/')}`);
+  let entry = `exports.files = {\n${files.map((file) => `  ${JSON.stringify(file)}: () => require(${requirePath(file)}),`).join('\n')}\n};\n`;
+  // `afterEachFile: { module, name }`: exported as `afterEachFile`, for the runner to call when a file ends.
+  if (afterEachFile) entry += `exports.afterEachFile = () => require(${requirePath(afterEachFile.module)})[${JSON.stringify(afterEachFile.name)}]();\n`;
+  const suiteEntry = {
+    name: 'suite-entry',
+    setup(builder) {
+      builder.onResolve({ filter: /^slotwise-suite-entry$/ }, () => ({ path: 'suite-entry', namespace: 'slotwise-suite' }));
+      builder.onLoad({ filter: /.*/, namespace: 'slotwise-suite' }, () => ({ contents: entry, loader: 'js', resolveDir: ROOT }));
+    },
+  };
+  await bundle({ entryPoints: [{ in: 'slotwise-suite-entry', out: 'suite' }], outdir, outbase: ROOT, splitting: false, sourcemap, format: 'cjs', plugins: [suiteEntry] });
+}
+
+async function bundle({ entryPoints, outdir: requestedOutdir, outbase, splitting, sourcemap, format, plugins = [] }) {
   // The folder is replaced as a whole: it must be a folder of the project's own, never the project.
   const outdir = resolve(ROOT, requestedOutdir);
   const inside = relative(ROOT, outdir);
@@ -71,12 +101,13 @@ export async function buildBundles({ entryPoints, outdir: requestedOutdir, outba
     outbase,
     bundle: true,
     splitting,
-    format: 'esm',
+    format,
+    // In a package of "type": "module", Node reads a .js file as an ES module.
+    ...(format === 'cjs' ? { outExtension: { '.js': '.cjs' } } : { banner: { js: REQUIRE_BANNER } }),
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    banner: { js: REQUIRE_BANNER },
-    plugins: [sourceAddresses],
+    plugins: [sourceAddresses, ...plugins],
     // Linked maps: `node --enable-source-maps` shows stack traces in the TypeScript sources.
     sourcemap: sourcemap ? 'linked' : false,
     // Function and class names stay as written: logs, errors and tests read them.
@@ -98,7 +129,7 @@ export async function buildBundles({ entryPoints, outdir: requestedOutdir, outba
   for (const file of result.outputFiles) {
     const path = join(partial, relative(outdir, file.path));
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, file.path.endsWith('.js') ? asciiOnly(file.text, file.path) : file.contents);
+    writeFileSync(path, /\.c?js$/.test(file.path) ? asciiOnly(file.text, file.path) : file.contents);
   }
   const previous = `${outdir}.old-${process.pid}-${Date.now()}`;
   if (existsSync(outdir)) renameSync(outdir, previous);
@@ -148,9 +179,15 @@ export async function buildService() {
 }
 
 // realpath: run through a symbolic link, argv[1] names the link and import.meta.url the file.
+// No top-level await: the test suite's CommonJS bundle (buildSuiteBundle) includes this module.
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   const started = performance.now();
-  await buildService();
-  console.error(`built ${SERVICE_ENTRY_POINTS.join(', ')} into ${relative(process.cwd(), join(ROOT, 'dist')) || '.'}${sep} in ${Math.round(performance.now() - started)} ms`);
+  buildService().then(
+    () => console.error(`built ${SERVICE_ENTRY_POINTS.join(', ')} into ${relative(process.cwd(), join(ROOT, 'dist')) || '.'}${sep} in ${Math.round(performance.now() - started)} ms`),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }
 

@@ -38,4 +38,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
+// No top-level await: test/generated-client.test.ts imports this module, and the suite's
+// CommonJS bundle (scripts/build.mjs buildSuiteBundle) cannot hold one.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -30,14 +30,21 @@ const stopBusy = () => {
   }
 };
 process.on('exit', stopBusy);
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+// The suite (run-tests.mjs) ends its own test processes and servers when told to stop.
+let suite;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    suite?.kill(signal);
+    process.exit(130);
+  });
+}
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 console.log(`Oversubscribed run: ${jobs} CPU-bound busy loops (${perCore} per core, ${cores} cores) beside npm test; load average ${load()}.`);
 const started = Date.now();
 const samples = [];
 const sampler = setInterval(() => samples.push(loadavg()[0]), 15_000);
-const suite = spawn(process.execPath, ['scripts/run-tests.mjs', ...process.argv.slice(2)], { stdio: 'inherit' });
+suite = spawn(process.execPath, ['scripts/run-tests.mjs', ...process.argv.slice(2)], { stdio: 'inherit' });
 const status = await new Promise((resolve) => suite.once('exit', (code) => resolve(code ?? 1)));
 clearInterval(sampler);
 // Ended here, not only on 'exit': this process would otherwise wait for its children forever.

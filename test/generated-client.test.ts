@@ -3,18 +3,15 @@
 // example of packages/client/README.md type-check and book appointments end to end.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
-// The driver and the README example are TypeScript written at run time: tsx loads them (the suite
-// itself runs from a build, scripts/run-tests.mjs).
-import { tsImport } from 'tsx/esm/api';
 import { SCHEMA_PATH, renderClientSchema } from '../scripts/generate-client.js';
 import { createSlotwiseClient } from '../packages/client/src/index.js';
 import { createClientCredentials, createTestContext, json } from './helpers/app.js';
 import type { TestContext } from './helpers/app.js';
+import { spawnGroup } from './helpers/children.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // Inside the project, so tsc finds @types/node and the package finds openapi-fetch in its node_modules.
@@ -98,14 +95,15 @@ function readmeExample(path = join('packages', 'client', 'README.md')): string {
 }
 
 /** tsc as a child process; async, so the app listening in this process keeps answering meanwhile. */
-let running: ReturnType<typeof spawn> | undefined;
+let running: ReturnType<typeof spawnGroup> | undefined;
 function typeCheck(project: string): Promise<{ status: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSC, '-p', project], { cwd: WORK, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, also ended on SIGTERM or SIGINT (test/helpers/children.ts).
+    const child = spawnGroup(process.execPath, [TSC, '-p', project], { cwd: WORK, stdio: ['ignore', 'pipe', 'pipe'] });
     running = child;
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('close', (status) => {
       running = undefined;
@@ -153,6 +151,10 @@ test('through the package, a driver and the README example type-check and book a
 
   const tenant = await context.world.tenant();
   const { clientId, clientSecret } = await createClientCredentials(context.app, tenant);
+  // The driver and the README example are TypeScript written at run time: tsx loads them (the suite
+  // itself runs from a build, scripts/run-tests.mjs). Imported, not required: the suite's CommonJS
+  // bundle would otherwise load tsx's CommonJS entry, whose loader registration cannot find its files.
+  const { tsImport } = await import('tsx/esm/api');
   const driver = (await tsImport(pathToFileURL(join(WORK, 'driver.ts')).href, import.meta.url)) as {
     bookFirstAppointment: (base: string, id: string, secret: string, date: string) => Promise<Record<string, unknown>>;
   };

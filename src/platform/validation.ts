@@ -3,7 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { IANAZone } from 'luxon';
 import { validationError } from './errors.js';
-import { validatorOnFirstUse } from './http/lazy-schemas.js';
+import { compiledOncePerProcess, validatorOnFirstUse } from './http/lazy-schemas.js';
 
 // ajv-formats is CommonJS; under NodeNext its function is the module's `default` property.
 const addFormats = addFormatsModule.default;
@@ -36,8 +36,11 @@ export function registerValidation(app: FastifyInstance, options: { compileOnFir
   const textAjv = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-    // Tests build the whole app for a few routes (platform/http/lazy-schemas.ts).
-    return options.compileOnFirstUse ? validatorOnFirstUse(() => ajv.compile(schema)) : ajv.compile(schema);
+    // Tests build the whole app for a few routes, and many apps in one process: compiled on first
+    // use, once per process for the same schema and Ajv settings (platform/http/lazy-schemas.ts).
+    return options.compileOnFirstUse
+      ? validatorOnFirstUse(() => compiledOncePerProcess(httpPart === 'body' ? 'ajv body' : 'ajv text', schema, () => ajv.compile(schema)))
+      : ajv.compile(schema);
   });
   // A request without a body is validated as an empty object, so a missing required field is
   // reported by name, and a route whose fields are all optional needs no body at all.

@@ -2,8 +2,6 @@
 // guard (modules/migration/jobs.ts runLocal), its progress on standard error, the report on
 // standard output, and the exit codes. Most tests run the command in this process against the
 // file's database; the last ones run the real command in a child process.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,13 +19,13 @@ import { createTestContext, json, TEST_SECRETS } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { V1_EXAMPLE_EXPORT } from '../helpers/v1-stand-in.js';
 import { ADMIN_COMMAND } from '../helpers/entry-points.js';
+import { endChildren, spawnGroup } from '../helpers/children.js';
 
 const NO_COMPANY = '00000000-0000-4000-8000-000000000000';
 
 let context: TestContext;
 let dir: string;
 let exampleFile: string;
-const children = new Set<ChildProcess>();
 
 before(async () => {
   context = await createTestContext();
@@ -36,8 +34,8 @@ before(async () => {
   writeFileSync(exampleFile, JSON.stringify(V1_EXAMPLE_EXPORT));
 });
 after(async () => {
-  // Each child leads its own process group (detached): end the group, whatever it started.
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+  // Each child leads its own process group: end the group, whatever it started (also on SIGTERM).
+  endChildren();
   await context.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -233,18 +231,14 @@ test('migrate needs --company (a company id) and --export; --help describes it',
 
 /** Runs the CLI with the environment given on top of this one; its own process group, ended in after(). */
 function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...ADMIN_COMMAND, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
+  const child = spawnGroup(process.execPath, [...ADMIN_COMMAND, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (status) => {
-      children.delete(child);
-      resolve({ status, stdout, stderr });
-    });
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 

@@ -64,8 +64,11 @@ async function embeddedTemplate(): Promise<Blob> {
       if (name.startsWith('pglite-') && join(TEMPLATE_DIR, name) !== path && !name.endsWith('.partial')) rmSync(join(TEMPLATE_DIR, name), { force: true });
     }
   }
-  return new Blob([readFileSync(path)]);
+  // Kept for the process: the suite runner opens one database per test file, many files per process.
+  if (templateBlob?.path !== path) templateBlob = { path, blob: new Blob([readFileSync(path)]) };
+  return templateBlob.blob;
 }
+let templateBlob: { path: string; blob: Blob } | undefined;
 
 /**
  * With SLOTWISE_STATEMENT_LOG set (scripts/run-tests.mjs sets it for a whole-suite run), every
@@ -113,9 +116,10 @@ function sourceMapOf(file: string): SourceMap | undefined {
 }
 function sourceFrames(stack: string): string {
   if (!BUILD_DIR) return stack;
-  // ES module frames name percent-encoded file URLs (a checkout path may hold spaces or parentheses).
-  return stack.replace(/(file:\/\/\S+?\.js):(\d+):(\d+)/g, (frame, url: string, line: string, column: string) => {
-    const file = fileURLToPath(url);
+  // ES module frames name percent-encoded file URLs (a checkout path may hold spaces or parentheses);
+  // the suite's CommonJS bundle (scripts/test-shard.mjs) names plain paths.
+  return stack.replace(/(file:\/\/\S+?\.js|\/\S+?\.cjs):(\d+):(\d+)/g, (frame, location: string, line: string, column: string) => {
+    const file = location.startsWith('file:') ? fileURLToPath(location) : location;
     if (!file.startsWith(BUILD_DIR)) return frame;
     const entry = sourceMapOf(file)?.findEntry(Number(line) - 1, Number(column) - 1);
     return entry && 'originalSource' in entry ? `${entry.originalSource}:${entry.originalLine + 1}` : frame;

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.js';
+import { spawnGroup } from './children.js';
 
 // A real CalDAV server for the CalDAV provider's tests: Debian's radicale (3.x), started on
 // 127.0.0.1 and a free port with its own storage folder, config and htpasswd file. Its helpers
@@ -84,9 +84,9 @@ export async function startRadicale(options: RadicaleOptions = {}): Promise<Radi
   );
 
   let output = '';
-  const child: ChildProcess = spawn(RADICALE_BINARY, ['--config', config], {
+  // Its own process group, also ended on SIGTERM or SIGINT (test/helpers/children.ts).
+  const child: ChildProcess = spawnGroup(RADICALE_BINARY, ['--config', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

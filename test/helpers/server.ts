@@ -1,37 +1,19 @@
 import { after } from 'node:test';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 // The real server process (src/server.ts), built as `npm start` runs it when the suite runs from a build.
 import { SERVER_COMMAND } from './entry-points.js';
-
-const children = new Set<ChildProcess>();
+import { endChildren, spawnGroup } from './children.js';
 
 /**
  * Every server a test starts runs in a process group of its own, and the whole group is ended
- * when the test file ends: in its `after` hook, on a normal exit, and when the runner stops the
- * file (its timeout sends SIGTERM). A server is never left running after its test.
+ * when the test file ends (this `after` hook; under the suite runner also after each file), on a
+ * normal exit, and when the runner stops the file (SIGTERM, SIGINT): test/helpers/children.ts. A
+ * server is never left running after its test.
  */
-function endAll(): void {
-  for (const child of children) {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  children.clear();
-}
-after(endAll);
-process.once('exit', endAll);
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    endAll();
-    process.exit(1);
-  });
-}
+after(endChildren);
 
 // In a module of its own, so helpers that need only a port (radicale.ts, used by benchmarks too)
 // do not register this file's test hooks.
@@ -48,34 +30,37 @@ export interface Running {
 
 export async function start(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, SERVER_COMMAND, {
+  const child = spawnGroup(process.execPath, SERVER_COMMAND, {
     env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
-  children.add(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, base: `http://127.0.0.1:${port}`, output: () => output, exit };
 }
 
+/**
+ * Waits until the server answers /readyz, or fails when it exits. No tight deadline: a server with
+ * a new data folder runs initdb and every migration first, which on a busy machine took more than
+ * the minute this used to allow (npm run test:oversubscribed). Under npm test the file's timeout
+ * bounds it (its servers are then ended, which ends this loop); the ten minutes below only keep a
+ * file run on its own from waiting for ever.
+ */
 export async function waitReady(running: Running): Promise<void> {
-  for (let i = 0; i < 240; i++) {
+  const hangGuard = Date.now() + 10 * 60_000;
+  while (Date.now() < hangGuard) {
     try {
       const response = await fetch(`${running.base}/readyz`);
       if (response.status === 200) return;
     } catch {
       // not listening yet
     }
-    if (running.child.exitCode !== null) throw new Error(`server exited: ${running.output()}`);
+    if (running.child.exitCode !== null || running.child.signalCode !== null) throw new Error(`server exited before it was ready: ${running.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`server did not become ready: ${running.output()}`);
+  throw new Error(`server did not become ready in ten minutes: ${running.output()}`);
 }
 
 

@@ -2,12 +2,13 @@
 // server printed success for writes the server then overwrote. A second opener is refused at once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/platform/database/data-dir-lock.js';
 import { ADMIN_COMMAND } from '../helpers/entry-points.js';
+import { spawnGroup } from '../helpers/children.js';
 
 const folders: string[] = [];
 after(() => {
@@ -21,8 +22,9 @@ function folder(): string {
 
 /** A live process that is not this one, to stand for a running server. */
 function otherProcess() {
-  // Its own process group, ended by the test or, if the runner stops this file first, on exit.
-  const child = spawn('sleep', ['60'], { stdio: 'ignore', detached: true });
+  // Its own process group, ended by the test or, if the runner stops this file first, on exit,
+  // SIGTERM or SIGINT (test/helpers/children.ts).
+  const child = spawnGroup('sleep', ['60'], { stdio: 'ignore' });
   const stop = () => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -30,7 +32,6 @@ function otherProcess() {
       // already gone
     }
   };
-  process.once('exit', stop);
   return { pid: child.pid!, stop };
 }
 

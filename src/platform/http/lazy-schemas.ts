@@ -28,12 +28,86 @@ export function validatorOnFirstUse<F extends ((data: unknown) => unknown) & { e
   return validate;
 }
 
-/** Fastify's own serializer factory (the one it uses by default), each route's serializer made on first use. */
+/**
+ * Compiled functions kept for the whole process, so that the second app a process builds (the test
+ * runner runs many test files in one process, each building its own app) reuses the first one's
+ * instead of compiling the same schemas again. Keyed by what the compiled code depends on: the
+ * compiler's settings (`scope`) and the schema's content. Content, not identity: most route schemas
+ * are built anew with each app (`Type.Null()`, `errorResponses(...)` inside route registration).
+ * A schema holding anything JSON cannot spell (a function, a RegExp, a class instance, undefined in
+ * a list) is compiled each time, never shared.
+ */
+const compiledByContent = new Map<string, unknown>();
+
+/**
+ * Content keys already made, by object: the shared schemas (`app.addSchema`) and the schemas that
+ * route schemas nest are module constants, so each is spelled once per process, not once per app.
+ * (Schemas are not changed once an app is built from them.) null: not plain JSON.
+ */
+const contentKeys = new WeakMap<object, string | null>();
+
+/** JSON-like text that says all of `value`, or null when it holds something JSON cannot spell. */
+function contentKeyOf(value: unknown): string | null {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  if (typeof value !== 'object') return null;
+  const known = contentKeys.get(value);
+  if (known !== undefined) return known;
+  let key: string | null = null;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (Array.isArray(value)) {
+    const parts = value.map(contentKeyOf);
+    key = parts.includes(null) ? null : `[${parts.join(',')}]`;
+  } else if (prototype === Object.prototype || prototype === null) {
+    const parts: string[] = [];
+    let plain = true;
+    for (const [name, inner] of Object.entries(value)) {
+      // As JSON.stringify: a field set to undefined is no field (symbol keys, TypeBox's, are not read).
+      if (inner === undefined) continue;
+      const innerKey = contentKeyOf(inner);
+      if (innerKey === null) {
+        plain = false;
+        break;
+      }
+      parts.push(`${JSON.stringify(name)}:${innerKey}`);
+    }
+    key = plain ? `{${parts.join(',')}}` : null;
+  }
+  contentKeys.set(value, key);
+  return key;
+}
+
+/** The content key of a schema, or undefined when JSON text would not say all of it. */
+export function schemaContentKey(schema: unknown): string | undefined {
+  return contentKeyOf(schema) ?? undefined;
+}
+
+/** `compile()` once per process for a scope and schema content; schemas without a content key compile each time. */
+export function compiledOncePerProcess<F>(scope: string, schema: unknown, compile: () => F): F {
+  const content = schemaContentKey(schema);
+  if (content === undefined) return compile();
+  const key = `${scope}\u0000${content}`;
+  let compiled = compiledByContent.get(key) as F | undefined;
+  if (compiled === undefined) {
+    compiled = compile();
+    compiledByContent.set(key, compiled);
+  }
+  return compiled;
+}
+
+type SerializerFactory = ReturnType<typeof SerializerSelector>;
+
+/**
+ * Fastify's own serializer factory (the one it uses by default), each route's serializer made on
+ * first use, and shared by the apps of a process: fast-json-stringify's output depends on the
+ * route's schema, the shared schemas (`app.addSchema`) and the serializer options, which make the key.
+ */
 export const lazySchemaController: NonNullable<FastifyServerOptions['schemaController']> = {
   compilersFactory: {
     buildSerializer: (externalSchemas: unknown, options: unknown) => {
-      const compile = SerializerSelector()(externalSchemas, options as Parameters<ReturnType<typeof SerializerSelector>>[1]);
-      return (route: Parameters<ReturnType<ReturnType<typeof SerializerSelector>>>[0]) => compiledOnFirstUse(() => compile(route));
+      const compile = SerializerSelector()(externalSchemas, options as Parameters<SerializerFactory>[1]);
+      const context = schemaContentKey({ externalSchemas, options });
+      return (route: Parameters<ReturnType<SerializerFactory>>[0]) =>
+        compiledOnFirstUse(() => (context === undefined ? compile(route) : compiledOncePerProcess(`serializer ${context}`, route.schema, () => compile(route))));
     },
   },
 };

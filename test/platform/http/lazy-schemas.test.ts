@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
-import { compiledOnFirstUse, validatorOnFirstUse } from '../../../src/platform/http/lazy-schemas.js';
+import { compiledOnFirstUse, compiledOncePerProcess, schemaContentKey, validatorOnFirstUse } from '../../../src/platform/http/lazy-schemas.js';
 
 test('a function compiled on first use is compiled once, on the first call, and answers as the compiled one', () => {
   let compiled = 0;
@@ -25,4 +25,35 @@ test('a validator compiled on first use carries the errors of each call, as Fast
     assert.equal(lazy(data), eager(data));
     assert.deepEqual(lazy.errors, eager.errors);
   }
+});
+
+test('compiled once per process: the same content compiles once per scope, whatever object holds it', () => {
+  let compiled = 0;
+  const compile = () => {
+    compiled++;
+    return () => compiled;
+  };
+  const scope = `test ${Math.random()}`;
+  const first = compiledOncePerProcess(scope, { type: 'object', properties: { n: { type: 'integer' } } }, compile);
+  const again = compiledOncePerProcess(scope, { type: 'object', properties: { n: { type: 'integer' } } }, compile);
+  assert.equal(first, again);
+  assert.equal(compiled, 1);
+  // Another scope (other compiler settings) or other content is compiled on its own.
+  compiledOncePerProcess(`${scope} other`, { type: 'object', properties: { n: { type: 'integer' } } }, compile);
+  compiledOncePerProcess(scope, { type: 'object', properties: { n: { type: 'string' } } }, compile);
+  assert.equal(compiled, 3);
+  // What JSON cannot spell is never shared: each call compiles.
+  compiledOncePerProcess(scope, { type: 'string', pattern: /x/ }, compile);
+  compiledOncePerProcess(scope, { type: 'string', pattern: /x/ }, compile);
+  assert.equal(compiled, 5);
+});
+
+test('a schema content key says field order, nesting and values; undefined fields are no fields', () => {
+  assert.equal(schemaContentKey({ a: 1, b: [true, null, 'x'] }), JSON.stringify({ a: 1, b: [true, null, 'x'] }));
+  assert.equal(schemaContentKey({ a: 1, b: undefined }), schemaContentKey({ a: 1 }));
+  assert.notEqual(schemaContentKey({ a: 1, b: 2 }), schemaContentKey({ b: 2, a: 1 }));
+  assert.equal(schemaContentKey({ f: () => 1 }), undefined);
+  assert.equal(schemaContentKey([undefined]), undefined);
+  const shared = { type: 'integer' };
+  assert.equal(schemaContentKey({ x: shared, y: shared }), '{"x":{"type":"integer"},"y":{"type":"integer"}}');
 });

@@ -70,6 +70,44 @@ async function embeddedTemplate(): Promise<Blob> {
 }
 let templateBlob: { path: string; blob: Blob } | undefined;
 
+/** An in-memory PGlite loaded from the migrated template. */
+async function openEmbedded(): Promise<DatabaseHandle> {
+  const database = await openDatabase({ initialData: await embeddedTemplate(), onStatement: recordStatement });
+  await migrate(database.db);
+  return database;
+}
+/**
+ * The process's shared PGlite, lent to each caller until it closes its handle. When the last
+ * borrower has closed, it is really closed after a grace period unless another borrows it first:
+ * the next file of a shard process borrows it at once, and a process running one file alone
+ * (`node --import tsx --test <file>`) is not kept alive by an open database after its tests.
+ */
+let sharedEmbedded: Promise<DatabaseHandle> | undefined;
+let borrowers = 0;
+let closing: NodeJS.Timeout | undefined;
+const SHARED_GRACE_MS = 1000;
+
+async function borrowSharedEmbedded(): Promise<DatabaseHandle> {
+  clearTimeout(closing);
+  borrowers++;
+  sharedEmbedded ??= openEmbedded();
+  const shared = await sharedEmbedded;
+  let returned = false;
+  return {
+    ...shared,
+    close: async () => {
+      if (returned) return;
+      returned = true;
+      if (--borrowers > 0) return;
+      closing = setTimeout(() => {
+        const closed = sharedEmbedded;
+        sharedEmbedded = undefined;
+        void closed?.then((database) => database.close());
+      }, SHARED_GRACE_MS);
+    },
+  };
+}
+
 /**
  * With SLOTWISE_STATEMENT_LOG set (scripts/run-tests.mjs sets it for a whole-suite run), every
  * distinct statement this test process sends is written to that folder when it exits, for the
@@ -127,17 +165,21 @@ function sourceFrames(stack: string): string {
 }
 const recordStatement = statementLog ? recordApplicationStatement : undefined;
 
-/** The database for one test file: TEST_DATABASE_URL when set (CI's second pass), else an
- * in-memory PGlite. Tests isolate themselves by creating their own company. */
+/**
+ * The database for a test file: TEST_DATABASE_URL when set (CI's second pass: every file of the
+ * suite shares that one database, at the same time), else an in-memory PGlite, one per test
+ * process, shared by the files the process runs one after another (scripts/run-tests.mjs), as the
+ * files share PostgreSQL. Tests isolate themselves by creating their own company. Opening a PGlite
+ * from the template cost about a second of CPU per file (issue 18). `dedicated`: a database no
+ * other file uses (a fresh PGlite; a database of its own on the server), for files whose work is
+ * server-wide. Closing the shared PGlite is left to the process's end.
+ */
 export async function openTestDatabase(options: { dedicated?: boolean; lockTimeoutMs?: number } = {}): Promise<DatabaseHandle> {
   let databaseUrl = process.env.TEST_DATABASE_URL;
+  if (!databaseUrl && !options.dedicated) return borrowSharedEmbedded();
   let drop: (() => Promise<void>) | undefined;
   if (databaseUrl && options.dedicated) ({ url: databaseUrl, drop } = await createDedicatedDatabase(databaseUrl));
-  const database = await openDatabase(
-    databaseUrl
-      ? { databaseUrl, poolSize: 5, lockTimeoutMs: options.lockTimeoutMs ?? 0, onStatement: recordStatement }
-      : { initialData: await embeddedTemplate(), onStatement: recordStatement },
-  );
+  const database = databaseUrl ? await openDatabase({ databaseUrl, poolSize: 5, lockTimeoutMs: options.lockTimeoutMs ?? 0, onStatement: recordStatement }) : await openEmbedded();
   await migrate(database.db);
   if (!drop) return database;
   const dropDatabase = drop;

@@ -54,7 +54,7 @@ async function emptyDatabase(): Promise<DatabaseHandle> {
 /** A migrated database of the driver under test that no other test uses (embedded: a copy of the
  * migrated template, which is quicker than a fresh one). */
 async function privateMigratedDatabase(): Promise<DatabaseHandle> {
-  if (!TEST_DATABASE_URL) return openTestDatabase();
+  if (!TEST_DATABASE_URL) return openTestDatabase({ dedicated: true });
   const database = await emptyDatabase();
   await migrate(database.db);
   return database;

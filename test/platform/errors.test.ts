@@ -258,7 +258,8 @@ describe('schema failures', () => {
 
 describe('failures the caller did not cause', () => {
   test('a 500 says nothing about internals and carries the request id; /readyz is then 503', async () => {
-    const broken = await createTestContext();
+    // A database of its own: this test closes it.
+    const broken = await createTestContext({}, { dedicatedDatabase: true });
     try {
       const tenant = await broken.world.tenant();
       await broken.database.close();

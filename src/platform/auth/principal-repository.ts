@@ -1,3 +1,4 @@
+import { reusableQuery } from '../database/reusable-query.js';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../database/index.js';
@@ -7,18 +8,27 @@ export type ExternalIdentityMatch =
   | { kind: 'user'; userId: string }
   | { kind: 'refused'; reason: 'no-email' | 'email-not-verified' | 'password-account' };
 
+/**
+ * The company and credential of a machine token, read on every request a machine client sends:
+ * compiled once (reusableQuery), since building it with Kysely cost a quarter of a millisecond a
+ * request (issue 18).
+ */
+const machineContextStatement = reusableQuery<null, { companyId: string; clientId: string }, { id: string; suspendedAt: Date | null; revokedAt: Date | null; credentialId: string | null }>(
+  (db, _shape, value) =>
+    db
+      .selectFrom('companies as c')
+      .leftJoin('clientCredentials as cc', (join) => join.onRef('cc.companyId', '=', 'c.id').on('cc.clientId', '=', value<string>('clientId')))
+      .select(['c.id', 'c.suspendedAt', 'cc.revokedAt', 'cc.id as credentialId'])
+      .where('c.id', '=', value<string>('companyId'))
+      .compile(),
+  () => 'machine',
+);
+
 /** The reads the authentication hook needs, each one query. */
 export function createPrincipalRepository(db: Db) {
   return {
-    machineContext(companyId: string, clientId: string) {
-      return db
-        .selectFrom('companies as c')
-        .leftJoin('clientCredentials as cc', (join) =>
-          join.onRef('cc.companyId', '=', 'c.id').on('cc.clientId', '=', clientId),
-        )
-        .select(['c.id', 'c.suspendedAt', 'cc.revokedAt', 'cc.id as credentialId'])
-        .where('c.id', '=', companyId)
-        .executeTakeFirst();
+    async machineContext(companyId: string, clientId: string) {
+      return (await machineContextStatement(db, null, { companyId, clientId }))[0];
     },
 
     /** The company of a Calendar Selection Token, and whether its connection still exists. */

@@ -89,7 +89,7 @@ async function main() {
   redis?.connect().catch(() => {});
 
   let draining = false;
-  const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining });
+  const app = await buildApp({ config, database, secrets, redis, isDraining: () => draining, compileSchemasOnFirstUse: !config.schemasCompiledAtStart });
   logConnectionError = (error) => app.log.error({ err: error }, 'database connection lost; the pool replaces it');
   logPreparedStatementsStopped = (error) =>
     app.log.warn({ err: error }, 'a pooler between this instance and PostgreSQL does not keep named prepared statements: they are off from now on (set DATABASE_PREPARED_STATEMENTS=false)');

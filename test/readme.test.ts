@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { start, waitReady } from './helpers/server.js';
+import { migratedDataDir, start, waitReady } from './helpers/server.js';
 
 // The README's walkthrough must work verbatim: run its shell block against a real server, on the
 // embedded database, or on PostgreSQL when TEST_DATABASE_URL is set.
@@ -21,7 +19,8 @@ test('README opens with the two commands', () => {
 test('the README walkthrough works verbatim', async () => {
   const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
   assert.ok(block, 'the walkthrough block is marked in README.md');
-  const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-readme-'));
+  // The schema is there already (helpers/server.ts migratedDataDir): test/server.test.ts starts a server on an empty folder.
+  const dataDir = await migratedDataDir('slotwise-readme-');
   const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL, WORKER_ENABLED: 'false' } : { DATA_DIR: dataDir };
   const server = await start(env);
   try {

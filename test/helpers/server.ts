@@ -1,11 +1,13 @@
 import { after } from 'node:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 // The real server process (src/server.ts), built as `npm start` runs it when the suite runs from a build.
 import { SERVER_COMMAND } from './entry-points.js';
 import { endChildren, spawnGroup } from './children.js';
+import { openDatabase } from '../../src/platform/database/index.js';
+import { migrate } from '../../src/platform/database/migrate.js';
 
 /**
  * Every server a test starts runs in a process group of its own, and the whole group is ended
@@ -31,7 +33,10 @@ export interface Running {
 export async function start(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
   const child = spawnGroup(process.execPath, SERVER_COMMAND, {
-    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
+    // Schemas compile on each route's first use (SCHEMAS_COMPILED_AT_START=false), as in the in-process
+    // test apps: a spawned server serves a few routes, and compiling all at start was half its start's
+    // CPU. test/server.test.ts starts one that compiles at start.
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), SCHEMAS_COMPILED_AT_START: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -63,13 +68,52 @@ export async function waitReady(running: Running): Promise<void> {
   throw new Error(`server did not become ready in ten minutes: ${running.output()}`);
 }
 
+/**
+ * A new embedded data folder that already holds the schema: a copy of one folder where initdb and
+ * every migration ran once for the whole run (in the run's build folder, which every test process
+ * of `npm test` shares, made by whichever asks first; else once per process). A server started on
+ * an empty folder spends about 4 s of CPU on initdb and the migrations; test/server.test.ts still
+ * starts one that way, as a fresh install does.
+ */
+export async function migratedDataDir(prefix: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(await templateDataDir(), dir, { recursive: true });
+  return dir;
+}
+
+let template: Promise<string> | undefined;
+function templateDataDir(): Promise<string> {
+  template ??= (async () => {
+    const shared = process.env.SLOTWISE_BUILD_DIR ? join(process.env.SLOTWISE_BUILD_DIR, 'server-data-template') : undefined;
+    if (shared && existsSync(shared)) return shared;
+    const made = mkdtempSync(join(process.env.SLOTWISE_BUILD_DIR ?? tmpdir(), 'server-data-template-'));
+    const database = await openDatabase({ dataDir: made });
+    try {
+      await migrate(database.db);
+    } finally {
+      await database.close();
+    }
+    if (!shared) {
+      process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+      return made;
+    }
+    try {
+      // Whole or not at all: another process may have put its own there meanwhile (then that one serves).
+      renameSync(made, shared);
+    } catch {
+      rmSync(made, { recursive: true, force: true });
+    }
+    return shared;
+  })();
+  return template;
+}
 
 /**
  * The real server at debug level (its own embedded data folder, or TEST_DATABASE_URL), ready, for
  * `work`; stopped with SIGTERM and its folder removed afterwards. The log tests read its output.
  */
 export async function withDebugServer(work: (server: Running) => Promise<void>): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-debug-server-'));
+  const dataDir = await migratedDataDir('slotwise-debug-server-');
   const env: Record<string, string> = { LOG_LEVEL: 'debug', WORKER_ENABLED: 'false' };
   if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
   else env.DATA_DIR = dataDir;

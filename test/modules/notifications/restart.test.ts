@@ -7,13 +7,11 @@
 // test-only allowance (NODE_ENV=test with WEBHOOK_TEST_CA_FILE and WEBHOOK_TEST_HOSTS).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { start, waitReady } from '../../helpers/server.js';
+import { migratedDataDir, start, waitReady } from '../../helpers/server.js';
 import { createDedicatedDatabase } from '../../helpers/app.js';
 import type { Running } from '../../helpers/server.js';
 import { createWorld } from '../../helpers/world.js';
@@ -56,7 +54,7 @@ async function databaseEnv(): Promise<Record<string, string>> {
   if (serverUrl) {
     database = { DATABASE_URL: await dedicatedPostgres(serverUrl) };
   } else {
-    const dataDir = mkdtempSync(join(tmpdir(), 'slotwise-restart-'));
+    const dataDir = await migratedDataDir('slotwise-restart-');
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     database = { DATA_DIR: dataDir };
   }

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzipSync, gzip as gzipCallback } from 'node:zlib';
 import type { RedisGuard } from '../../platform/redis.js';
+
+const gzip = promisify(gzipCallback);
 
 /**
  * The availability cache. A search result depends on one location, one service, some resources
@@ -13,6 +17,13 @@ import type { RedisGuard } from '../../platform/redis.js';
  * is part of the key, so the cache never changes an answer; entries live two minutes.
  *
  * Shared through Redis when REDIS_URL is set (every instance sees every bump), in process otherwise.
+ *
+ * Answers are kept gzip-compressed (issue 18): a 7-day answer for 50 resources is about 400 KB of
+ * JSON, mostly repeated resource ids, and about a tenth of that compressed. A cached search whose
+ * client accepts gzip is sent those bytes as they are (writing and reading 400 KB was most of a
+ * cached search's time); any other client gets the text back. Each entry is compressed once, off
+ * the request's path (zlib's thread pool): `set` returns at once, and a `get` of the same key in
+ * this instance waits for it, so a search right after another is still a hit.
  */
 export type EntityKind = 'location' | 'service' | 'resource' | 'customer';
 
@@ -23,13 +34,40 @@ export interface TouchedEntities {
   customers?: string[];
 }
 
+/** A cached answer: the JSON text, gzip-compressed. */
+export class CachedAnswer {
+  constructor(readonly gzip: Buffer) {}
+
+  /** The JSON text, for a client that does not accept gzip (and for callers that read the answer). */
+  text(): string {
+    return gunzipSync(this.gzip).toString('utf8');
+  }
+}
+
+/** Compressions still running, by key, so a `get` right after a `set` finds the entry. */
+function pendingWrites() {
+  const pending = new Map<string, Promise<void>>();
+  return {
+    add(key: string, write: Promise<void>): Promise<void> {
+      pending.set(key, write);
+      return write.finally(() => {
+        if (pending.get(key) === write) pending.delete(key);
+      });
+    },
+    async settled(key: string): Promise<void> {
+      await pending.get(key);
+    },
+  };
+}
+
 export interface AvailabilityCache {
   /** Invalidates every cached search that depends on any of these records. */
   touch(companyId: string, entities: TouchedEntities): Promise<void>;
   /** The cache key of a search: the search plus the versions of what it depends on. */
   keyFor(companyId: string, entities: TouchedEntities, search: unknown): Promise<string>;
-  get(key: string): Promise<string | null>;
-  set(key: string, value: string): Promise<void>;
+  get(key: string): Promise<CachedAnswer | null>;
+  /** Stores an answer's JSON text (compressed off the request's path); never rejects. */
+  set(key: string, json: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,16 +91,18 @@ function digest(versions: Array<string | number | null>, search: unknown): strin
 
 export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCache {
   const versions = new Map<string, number>();
-  const entries = new Map<string, { value: string; expires: number }>();
+  const entries = new Map<string, { value: CachedAnswer; expires: number }>();
+  const writes = pendingWrites();
   return {
     async touch(companyId, entities) {
       for (const key of versionKeys(companyId, entities)) versions.set(key, (versions.get(key) ?? 0) + 1);
     },
     async keyFor(companyId, entities, search) {
       const keys = versionKeys(companyId, entities);
-      return `slotwise:a:${companyId}:${digest(keys.map((k) => versions.get(k) ?? 0), search)}`;
+      return `slotwise:az:${companyId}:${digest(keys.map((k) => versions.get(k) ?? 0), search)}`;
     },
     async get(key) {
+      await writes.settled(key);
       const entry = entries.get(key);
       if (!entry) return null;
       if (entry.expires < Date.now()) {
@@ -71,10 +111,13 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
       }
       return entry.value;
     },
-    async set(key, value) {
-      // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(key, { value, expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+    set(key, json) {
+      const write = gzip(json).then((compressed) => {
+        // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+        entries.set(key, { value: new CachedAnswer(compressed), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+      });
+      return writes.add(key, write);
     },
     async close() {},
   };
@@ -89,6 +132,7 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
  */
 export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error: unknown, operation: string) => void = () => {}): AvailabilityCache {
   const NO_KEY = '';
+  const writes = pendingWrites();
   return {
     async touch(companyId, entities) {
       const keys = versionKeys(companyId, entities);
@@ -105,7 +149,9 @@ export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error:
       const keys = versionKeys(companyId, entities);
       try {
         const values = keys.length ? await guard.run('cache-versions', (redis) => redis.mget(...keys)) : [];
-        return `slotwise:a:${companyId}:${digest(values, search)}`;
+        // "az": compressed answers; an instance of an earlier version, during a rolling deploy,
+        // kept JSON text under "a" and never reads these.
+        return `slotwise:az:${companyId}:${digest(values, search)}`;
       } catch (error) {
         onError(error, 'keyFor');
         return NO_KEY;
@@ -113,14 +159,22 @@ export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error:
     },
     async get(key) {
       if (key === NO_KEY) return null;
-      return guard.run('cache-get', (redis) => redis.get(key)).catch((error: unknown) => {
+      await writes.settled(key);
+      const stored = await guard.run('cache-get', (redis) => redis.getBuffer(key)).catch((error: unknown) => {
         onError(error, 'get');
         return null;
       });
+      return stored ? new CachedAnswer(stored) : null;
     },
-    async set(key, value) {
-      if (key === NO_KEY) return;
-      await guard.run('cache-set', (redis) => redis.set(key, value, 'EX', ENTRY_TTL_SECONDS)).catch((error: unknown) => onError(error, 'set'));
+    set(key, json) {
+      if (key === NO_KEY) return Promise.resolve();
+      const write = gzip(json)
+        .then((compressed) => guard.run('cache-set', (redis) => redis.set(key, compressed, 'EX', ENTRY_TTL_SECONDS)))
+        .then(
+          () => {},
+          (error: unknown) => onError(error, 'set'),
+        );
+      return writes.add(key, write);
     },
     async close() {},
   };

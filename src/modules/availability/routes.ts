@@ -5,7 +5,9 @@ import type { App } from '../../platform/http/types.js';
 import { Security, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { badRequest, validationError } from '../../platform/errors.js';
-import type { AvailabilityService } from './service.js';
+import negotiate from '@fastify/accept-negotiator';
+import type { FastifyReply } from 'fastify';
+import type { AvailabilityService, SearchAnswer } from './service.js';
 import type { CalendarService } from './calendar.js';
 import { AvailabilityQuery, AvailabilityResponse, CalendarQuerySchema, CalendarRowSchema, PublicAvailabilityQuery } from './schemas.js';
 import type { AvailabilitySearch } from './schemas.js';
@@ -62,8 +64,8 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
       // The schema leaves CustomerId out, but unknown query parameters are not refused: read it anyway.
       const { CustomerId, ...query }: AvailabilitySearch = request.query;
       if (CustomerId !== undefined) throw validationError('query', 'CustomerId', 'CustomerId is not accepted on public routes');
-      const json = await availability.searchJson(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true });
-      return reply.type('application/json; charset=utf-8').send(json);
+      const answer = await availability.answer(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true, gzip: acceptsGzip(request.headers['accept-encoding']) });
+      return sendAnswer(reply, answer);
     },
   );
 
@@ -83,11 +85,25 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
     },
     async (request, reply) => {
       const principal = requireCompany(request.principal);
-      // The JSON text is sent as it is (a string payload is not serialised again).
-      const json = await availability.searchJson(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) });
-      return reply.type('application/json; charset=utf-8').send(json);
+      const answer = await availability.answer(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) }, { gzip: acceptsGzip(request.headers['accept-encoding']) });
+      return sendAnswer(reply, answer);
     },
   );
+}
+
+/** Whether the client's Accept-Encoding takes gzip over the uncompressed answer (q-values honoured). */
+function acceptsGzip(header: string | undefined): boolean {
+  return header !== undefined && negotiate(header, ['gzip', 'identity']) === 'gzip';
+}
+
+/**
+ * Sends an availability answer as it is (a string or Buffer payload is not serialised again): JSON
+ * text, or a cached answer's gzip bytes with Content-Encoding. The answer varies with
+ * Accept-Encoding either way, for caches between us and the client.
+ */
+function sendAnswer(reply: FastifyReply, answer: SearchAnswer): FastifyReply {
+  reply.type('application/json; charset=utf-8').header('vary', 'Accept-Encoding');
+  return 'gzip' in answer ? reply.header('content-encoding', 'gzip').send(answer.gzip) : reply.send(answer.json);
 }
 
 /** GET /v3/unavailability and its deprecated alias /v3/unavailability/calendar. */

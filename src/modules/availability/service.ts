@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
+import { gunzipSync } from 'node:zlib';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
 import { validationError } from '../../platform/errors.js';
@@ -94,6 +95,16 @@ export function compactAnswer(result: AvailabilityResult): CompactAvailabilityRe
   };
 }
 
+export interface SearchOptions {
+  /** Public booking pages see only services with showOnline. */
+  onlineOnly?: boolean;
+  /** The client accepts gzip: a cached answer may come as its stored gzip bytes. */
+  gzip?: boolean;
+}
+
+/** An answer as JSON text, or as gzip-compressed JSON text. */
+export type SearchAnswer = { json: string } | { gzip: Buffer };
+
 export function createAvailabilityService(deps: AvailabilityDeps) {
   const { repository } = deps;
   const clock = deps.now ?? Date.now;
@@ -116,7 +127,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   }
 
   /** `onlineOnly`: public booking pages see only services with showOnline. */
-  async function searchJson(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<string> {
+  async function answer(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: SearchOptions): Promise<SearchAnswer> {
     // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
     const nowMs = Math.floor(clock() / 60_000) * 60_000;
     const prepared = await prepare(companyId, principal, search, nowMs, options.onlineOnly ?? false);
@@ -142,7 +153,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     // seed (searchKey) leaves it out, so both forms pick the same resource.
     const key = await deps.cache.keyFor(companyId, entities, search.format === 'compact' ? { ...searchKey, f: 'compact' } : searchKey);
     const cached = await deps.cache.get(key);
-    if (cached) return cached;
+    if (cached) return options.gzip ? { gzip: cached.gzip } : { json: cached.text() };
 
     // Busy time, appointments and allocations are loaded over the location dates the range covers.
     const reportZone = search.timezone ?? prepared.zone;
@@ -171,12 +182,24 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       }),
     );
     const json = JSON.stringify(search.format === 'compact' ? compactAnswer(result) : result);
-    await deps.cache.set(key, json);
-    return json;
+    // Compressed and stored off the request's path (cache.ts); a failure there is the cache's to report.
+    void deps.cache.set(key, json);
+    return { json };
+  }
+
+  /** The answer as JSON text (a cached one is decompressed). */
+  async function searchJson(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<string> {
+    const result = await answer(companyId, principal, search, { ...options, gzip: false });
+    return 'json' in result ? result.json : gunzipSync(result.gzip).toString('utf8');
   }
 
   return {
-    /** The answer as JSON text: a cached answer is sent as stored, never parsed and re-serialised. */
+    /**
+     * The answer for a route to send: JSON text, or with `gzip` (the client accepts it) a cached
+     * answer's gzip bytes as they are stored, never decompressed, parsed or serialised again.
+     */
+    answer,
+
     searchJson,
 
     async search(...args: Parameters<typeof searchJson>): Promise<AvailabilityResult> {

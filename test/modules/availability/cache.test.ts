@@ -3,6 +3,7 @@
 // whose cache never holds anything; a write that changes slot generation shows at once; a write to
 // another record leaves a search's cache key alone.
 import { randomUUID } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -269,6 +270,39 @@ describe('writes show at once', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('compressed answers', () => {
+  test('a cached answer goes to a client that accepts gzip as gzip bytes of the same JSON; any other client gets the text', async () => {
+    const w = await world();
+    const url = availabilityUrl(w, { ServiceId: w.serviceIds[0], startDate: monday(), endDate: plusDays(monday(), 6) });
+    const get = (acceptEncoding?: string) =>
+      context.app.inject({ method: 'GET', url, headers: { ...w.tenant.dashboard, ...(acceptEncoding !== undefined ? { 'accept-encoding': acceptEncoding } : {}) } });
+    // The first search is computed and sent as text, whatever the client accepts.
+    const computed = await get('gzip, deflate, br');
+    assert.equal(computed.statusCode, 200, computed.body);
+    assert.equal(computed.headers['content-encoding'], undefined);
+    assert.equal(computed.headers.vary, 'Accept-Encoding');
+    const text = computed.body;
+    assert.ok(JSON.parse(text).availableTimes.length > 0);
+
+    const compressed = await get('gzip, deflate, br');
+    assert.equal(compressed.statusCode, 200);
+    assert.equal(compressed.headers['content-encoding'], 'gzip');
+    assert.equal(compressed.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(compressed.headers.vary, 'Accept-Encoding');
+    assert.equal(gunzipSync(compressed.rawPayload).toString('utf8'), text);
+    assert.ok(compressed.rawPayload.length < text.length / 4, `${compressed.rawPayload.length} bytes compressed of ${text.length}`);
+
+    for (const acceptEncoding of [undefined, 'identity', 'br', 'gzip;q=0, identity', 'gzip;q=0.5, identity']) {
+      const plain = await get(acceptEncoding);
+      assert.equal(plain.statusCode, 200);
+      assert.equal(plain.headers['content-encoding'], undefined, String(acceptEncoding));
+      assert.equal(plain.body, text, String(acceptEncoding));
+    }
+    // `*` takes any encoding: gzip.
+    assert.equal((await get('*')).headers['content-encoding'], 'gzip');
   });
 });
 

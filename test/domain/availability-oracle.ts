@@ -2,7 +2,6 @@
 // src/domain/availability.ts, with the helpers it used from src/domain/local-time.ts), kept only as
 // the oracle of test/domain/availability-oracle.test.ts: the engine must answer exactly as this does.
 // Do not change it to follow the engine; it is the reference the engine is checked against.
-/* eslint-disable */
 import { DateTime } from 'luxon';
 import { WEEKDAYS } from '../../src/domain/weekly-availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';

@@ -362,40 +362,180 @@ class Runs {
 }
 
 /**
- * Appointments sorted by start. Their order among equal starts does not matter (the capacity rule
- * counts and blocks the same in any order), so the sort need not be stable: starts (relative to the
- * earliest) and positions are packed into one number each and sorted natively, which is many times
- * faster than a sort with a comparator function. Starts too far apart to pack exactly, or not whole
- * milliseconds, are sorted with a comparator.
+ * Reorders positions[from..to) by ascending keys[position]; the order among equal keys is left
+ * free (its callers' results do not depend on it). Keys (relative to the smallest) and positions
+ * are packed into one number each and sorted natively, many times faster than a sort with a
+ * comparator function; keys too far apart to pack exactly, or not whole numbers, use a comparator.
  */
-function byStart(appointments: ActiveAppointment[]): ActiveAppointment[] {
-  const count = appointments.length;
+function sortPositions(keys: Float64Array, positions: Int32Array, from: number, to: number): void {
   let sorted = true;
-  let earliest = Infinity;
-  let latest = -Infinity;
   let whole = true;
-  for (let k = 0; k < count; k++) {
-    const start = appointments[k]!.start;
-    if (k > 0 && start < appointments[k - 1]!.start) sorted = false;
-    if (start < earliest) earliest = start;
-    if (start > latest) latest = start;
-    if (!Number.isInteger(start)) whole = false;
+  let low = Infinity;
+  let high = -Infinity;
+  for (let k = from; k < to; k++) {
+    const key = keys[positions[k]!]!;
+    if (k > from && key < keys[positions[k - 1]!]!) sorted = false;
+    if (!Number.isInteger(key)) whole = false;
+    if (key < low) low = key;
+    if (key > high) high = key;
   }
-  if (sorted) return appointments;
+  if (sorted) return;
+  const count = to - from;
   let slots = 1;
   while (slots < count) slots *= 2;
-  if (!whole || (latest - earliest + 1) * slots > Number.MAX_SAFE_INTEGER) return [...appointments].sort((a, b) => a.start - b.start);
-  const keys = new Float64Array(count);
-  for (let k = 0; k < count; k++) keys[k] = (appointments[k]!.start - earliest) * slots + k;
-  keys.sort();
-  const out = new Array<ActiveAppointment>(count);
-  for (let k = 0; k < count; k++) out[k] = appointments[keys[k]! % slots]!;
-  return out;
+  if (!whole || (high - low + 1) * slots > Number.MAX_SAFE_INTEGER) {
+    positions.set(Array.from(positions.subarray(from, to)).sort((a, b) => keys[a]! - keys[b]!), from);
+    return;
+  }
+  const packed = new Float64Array(count);
+  for (let k = 0; k < count; k++) packed[k] = (keys[positions[from + k]!]! - low) * slots + k;
+  packed.sort();
+  const before = positions.slice(from, to);
+  for (let k = 0; k < count; k++) positions[from + k] = before[packed[k]! % slots]!;
+}
+
+/**
+ * Pairs of (item, group) grouped by group, each group in the order given (a counting sort):
+ * `from[g]` to `from[g + 1]` in `items` are group g's.
+ */
+function groupPairs(pairItems: number[], pairGroups: number[], groups: number): { from: Int32Array; items: Int32Array } {
+  const from = new Int32Array(groups + 1);
+  for (const g of pairGroups) from[g + 1]!++;
+  for (let g = 0; g < groups; g++) from[g + 1]! += from[g]!;
+  const fill = from.slice(0, groups);
+  const items = new Int32Array(pairItems.length);
+  for (let p = 0; p < pairItems.length; p++) items[fill[pairGroups[p]!]!++] = pairItems[p]!;
+  return { from, items };
+}
+
+/**
+ * The appointments of each resource (group g: the resources with the g-th distinct id), sorted by
+ * start, as columns: group g's are at from[g] to from[g + 1]. `reach` is the running maximum of
+ * `until` (end plus padding) within each group: a scan for a candidate begins at the first
+ * appointment that can still reach it and stops at the first that starts after it. Each
+ * appointment object is read once; the scans then read only these arrays.
+ */
+interface AppointmentColumns {
+  from: Int32Array;
+  start: Float64Array;
+  end: Float64Array;
+  until: Float64Array;
+  reach: Float64Array;
+  /** 1 when of the searched service (only those can share a slot). */
+  same: Uint8Array;
+}
+
+function appointmentColumns(appointments: ActiveAppointment[], groupOf: Map<string, number>, serviceId: string): AppointmentColumns {
+  const count = appointments.length;
+  const start = new Float64Array(count);
+  const end = new Float64Array(count);
+  const until = new Float64Array(count);
+  const same = new Uint8Array(count);
+  const pairItems: number[] = [];
+  const pairGroups: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const a = appointments[i]!;
+    start[i] = a.start;
+    end[i] = a.end;
+    until[i] = a.end + a.padding * MINUTE;
+    same[i] = a.serviceId === serviceId ? 1 : 0;
+    for (const id of a.resourceIds) {
+      const g = groupOf.get(id);
+      if (g === undefined) continue;
+      pairItems.push(i);
+      pairGroups.push(g);
+    }
+  }
+  const { from, items } = groupPairs(pairItems, pairGroups, groupOf.size);
+  const columns: AppointmentColumns = {
+    from,
+    start: new Float64Array(items.length),
+    end: new Float64Array(items.length),
+    until: new Float64Array(items.length),
+    reach: new Float64Array(items.length),
+    same: new Uint8Array(items.length),
+  };
+  for (let g = 0; g < groupOf.size; g++) {
+    sortPositions(start, items, from[g]!, from[g + 1]!);
+    let furthest = -Infinity;
+    for (let k = from[g]!; k < from[g + 1]!; k++) {
+      const i = items[k]!;
+      columns.start[k] = start[i]!;
+      columns.end[k] = end[i]!;
+      columns.until[k] = until[i]!;
+      columns.same[k] = same[i]!;
+      furthest = Math.max(furthest, until[i]!);
+      columns.reach[k] = furthest;
+    }
+  }
+  return columns;
+}
+
+/**
+ * Busy time per resource group, merged with that of every resource (resourceId null) into sorted,
+ * disjoint intervals (as normalise makes them; a union does not depend on order): group g's are
+ * at from[g] to from[g + 1]. External busy time is left out when the search ignores it.
+ */
+interface BusyColumns {
+  from: Int32Array;
+  start: Float64Array;
+  end: Float64Array;
+}
+
+function busyColumns(busy: BusyInterval[], groupOf: Map<string, number>, ignoreExternal: boolean): BusyColumns {
+  const everyone: Interval[] = [];
+  const ownStart: number[] = [];
+  const ownEnd: number[] = [];
+  const pairGroups: number[] = [];
+  for (const b of busy) {
+    if (ignoreExternal && b.external) continue;
+    if (b.resourceId === null) everyone.push({ start: b.start, end: b.end });
+    else {
+      const g = groupOf.get(b.resourceId);
+      // Empty intervals are dropped, as normalise drops them.
+      if (g === undefined || !(b.end > b.start)) continue;
+      ownStart.push(b.start);
+      ownEnd.push(b.end);
+      pairGroups.push(g);
+    }
+  }
+  const shared = normalise(everyone);
+  const starts = Float64Array.from(ownStart);
+  const { from: ownFrom, items } = groupPairs(Array.from(ownStart.keys()), pairGroups, groupOf.size);
+  const groups = groupOf.size;
+  const capacity = ownStart.length + groups * shared.length;
+  const columns: BusyColumns = { from: new Int32Array(groups + 1), start: new Float64Array(capacity), end: new Float64Array(capacity) };
+  let length = 0;
+  for (let g = 0; g < groups; g++) {
+    sortPositions(starts, items, ownFrom[g]!, ownFrom[g + 1]!);
+    columns.from[g] = length;
+    // Merge the two lists by start, joining what overlaps or touches (the rule of normalise).
+    let s = 0;
+    let o = ownFrom[g]!;
+    const ownTo = ownFrom[g + 1]!;
+    while (s < shared.length || o < ownTo) {
+      let start: number;
+      let end: number;
+      if (o >= ownTo || (s < shared.length && shared[s]!.start <= starts[items[o]!]!)) {
+        start = shared[s]!.start;
+        end = shared[s++]!.end;
+      } else {
+        start = ownStart[items[o]!]!;
+        end = ownEnd[items[o++]!]!;
+      }
+      if (length > columns.from[g]! && start <= columns.end[length - 1]!) columns.end[length - 1] = Math.max(columns.end[length - 1]!, end);
+      else {
+        columns.start[length] = start;
+        columns.end[length++] = end;
+      }
+    }
+  }
+  columns.from[groups] = length;
+  return columns;
 }
 
 /** One search's fixed values, shared by the per-resource scans. */
 interface Search {
-  serviceId: string;
   durationMs: number;
   stepMs: number;
   paddingMs: number;
@@ -410,23 +550,17 @@ interface Search {
 }
 
 /**
- * Free slots of one resource, appended to `runs`: candidate starts on the grid of each open window,
- * checked against busy time and capacity. `windows` and `busy` are sorted and disjoint;
- * `appointments` are this resource's, sorted by start.
+ * Free slots of one resource (of group g), appended to `runs`: candidate starts on the grid of each
+ * open window, checked against busy time and capacity. `windows` are sorted and disjoint.
  */
-function resourceSlots(search: Search, windows: Interval[], busy: Interval[], appointments: ActiveAppointment[], resource: EngineResource, runs: Runs): void {
-  const { durationMs, stepMs, paddingMs, paddingMayOverflow, lowest, rangeEnd, latest, serviceId } = search;
-  // The running maximum of (end + padding) of the appointments by start: a scan begins at the
-  // first appointment that can still reach a candidate and stops at the first that starts after it.
-  const count = appointments.length;
-  const reach: number[] = [];
-  let furthest = -Infinity;
-  for (const a of appointments) {
-    furthest = Math.max(furthest, a.end + a.padding * MINUTE);
-    reach.push(furthest);
-  }
-  let busyIndex = 0;
-  let appointmentIndex = 0;
+function resourceSlots(search: Search, windows: Interval[], busy: BusyColumns, appointments: AppointmentColumns, g: number, resource: EngineResource, runs: Runs): void {
+  const { durationMs, stepMs, paddingMs, paddingMayOverflow, lowest, rangeEnd, latest } = search;
+  const { start: busyStart, end: busyEnd } = busy;
+  const busyTo = busy.from[g + 1]!;
+  let busyIndex = busy.from[g]!;
+  const { start: aStart, end: aEnd, until: aUntil, reach, same } = appointments;
+  const appointmentTo = appointments.from[g + 1]!;
+  let appointmentIndex = appointments.from[g]!;
   const allocations = search.allocation ? (resource.allocations ?? []) : null;
 
   // Windows come sorted and candidates rise within each, so both scans only move forward, and a
@@ -447,24 +581,22 @@ function resourceSlots(search: Search, windows: Interval[], busy: Interval[], ap
           skipTo = lowest;
           break check;
         }
-        while (busyIndex < busy.length && busy[busyIndex]!.end <= start) busyIndex++;
-        if (busyIndex < busy.length && busy[busyIndex]!.start < occupiedUntil) {
+        while (busyIndex < busyTo && busyEnd[busyIndex]! <= start) busyIndex++;
+        if (busyIndex < busyTo && busyStart[busyIndex]! < occupiedUntil) {
           // Every start before the busy time ends overlaps it too.
-          skipTo = busy[busyIndex]!.end;
+          skipTo = busyEnd[busyIndex]!;
           break check;
         }
-        while (appointmentIndex < count && reach[appointmentIndex]! <= start) appointmentIndex++;
-        // The capacity rule of slotOccupancy, without an object per candidate.
+        while (appointmentIndex < appointmentTo && reach[appointmentIndex]! <= start) appointmentIndex++;
+        // The capacity rule of slotOccupancy, on the columns.
         let sharing = 0;
-        for (let k = appointmentIndex; k < count && appointments[k]!.start < occupiedUntil; k++) {
-          const a = appointments[k]!;
-          const until = a.end + a.padding * MINUTE;
-          if (until <= start) continue;
-          if (a.serviceId === serviceId && a.start === start && a.end === end) sharing++;
+        for (let k = appointmentIndex; k < appointmentTo && aStart[k]! < occupiedUntil; k++) {
+          if (aUntil[k]! <= start) continue;
+          if (same[k] === 1 && aStart[k] === start && aEnd[k] === end) sharing++;
           else {
             // Every start before the appointment (padding included) ends overlaps it too, except
             // its own start, where it may be the same slot and share it.
-            skipTo = a.start > start ? Math.min(a.start, until) : until;
+            skipTo = aStart[k]! > start ? Math.min(aStart[k]!, aUntil[k]!) : aUntil[k]!;
             break check;
           }
         }
@@ -551,7 +683,6 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   if (!customerReason) {
     const allocation = service.availabilityType === 'allocation';
     const search: Search = {
-      serviceId: service.id,
       durationMs: input.duration * MINUTE,
       stepMs: (service.bookingInterval ?? input.duration) * MINUTE,
       paddingMs: service.padding * MINUTE,
@@ -576,29 +707,11 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
         shared = shared ? intersect(shared, layer) : layer;
       }
     }
-    // Appointments by resource (each list is sorted by start when its resource is scanned).
-    const appointmentsByResource = new Map<string, ActiveAppointment[]>();
-    for (const appointment of input.appointments) {
-      for (const id of appointment.resourceIds) {
-        const list = appointmentsByResource.get(id);
-        if (list) list.push(appointment);
-        else appointmentsByResource.set(id, [appointment]);
-      }
-    }
-    // Busy time by resource, once: filtering the whole list per resource grew as resources squared.
-    const ignoreExternal = input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false;
-    const everyone: Interval[] = [];
-    const busyByResource = new Map<string, Interval[]>();
-    for (const b of input.busy) {
-      if (ignoreExternal && b.external) continue;
-      if (b.resourceId === null) everyone.push({ start: b.start, end: b.end });
-      else {
-        const list = busyByResource.get(b.resourceId);
-        if (list) list.push({ start: b.start, end: b.end });
-        else busyByResource.set(b.resourceId, [{ start: b.start, end: b.end }]);
-      }
-    }
-    const everyoneMerged = normalise(everyone);
+    // Appointments and busy time by resource id (resources with the same id share them).
+    const groupOf = new Map<string, number>();
+    for (const resource of resources) if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
+    const appointments = appointmentColumns(input.appointments, groupOf, service.id);
+    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
 
     // Open windows first: the candidates they hold bound the size of the runs.
     let capacity = 0;
@@ -622,12 +735,7 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
     for (const [r, resource] of resources.entries()) {
       runStart[r] = runs.length;
       const windows = windowsOf[r]!;
-      if (windows.length > 0) {
-        const own = busyByResource.get(resource.id);
-        // The union of everyone's and the resource's busy time (a union does not depend on order).
-        const busy = own ? normalise([...everyoneMerged, ...own]) : everyoneMerged;
-        resourceSlots(search, windows, busy, byStart(appointmentsByResource.get(resource.id) ?? []), resource, runs);
-      }
+      if (windows.length > 0) resourceSlots(search, windows, busy, appointments, groupOf.get(resource.id)!, resource, runs);
       runEnd[r] = runs.length;
     }
   }

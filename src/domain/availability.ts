@@ -333,35 +333,6 @@ function isoFormatter(): (ms: number) => string {
 }
 
 /**
- * The free slot starts of every resource, one sorted run per resource, in flat typed arrays: run r
- * is `starts`/`units` from runStart[r] to runEnd[r]. Objects per candidate, or a Map keyed by start,
- * were most of a search's time (tens of thousands of candidates for a month of 50 resources). The
- * capacity is counted from the open windows beforehand, so the arrays are allocated once.
- */
-class Runs {
-  starts: Float64Array;
-  units: Float64Array;
-  length = 0;
-  constructor(capacity: number) {
-    this.starts = new Float64Array(capacity);
-    this.units = new Float64Array(capacity);
-  }
-  push(start: number, units: number) {
-    if (this.length === this.starts.length) {
-      // Not reached when the capacity was counted right; kept so a miscount cannot lose a slot.
-      const starts = new Float64Array(this.length * 2 + 16);
-      starts.set(this.starts);
-      this.starts = starts;
-      const more = new Float64Array(this.length * 2 + 16);
-      more.set(this.units);
-      this.units = more;
-    }
-    this.starts[this.length] = start;
-    this.units[this.length++] = units;
-  }
-}
-
-/**
  * Reorders positions[from..to) by ascending keys[position]; the order among equal keys is left
  * free (its callers' results do not depend on it). Keys (relative to the smallest) and positions
  * are packed into one number each and sorted natively, many times faster than a sort with a
@@ -406,69 +377,6 @@ function groupPairs(pairItems: number[], pairGroups: number[], groups: number): 
   const items = new Int32Array(pairItems.length);
   for (let p = 0; p < pairItems.length; p++) items[fill[pairGroups[p]!]!++] = pairItems[p]!;
   return { from, items };
-}
-
-/**
- * The appointments of each resource (group g: the resources with the g-th distinct id), sorted by
- * start, as columns: group g's are at from[g] to from[g + 1]. `reach` is the running maximum of
- * `until` (end plus padding) within each group: a scan for a candidate begins at the first
- * appointment that can still reach it and stops at the first that starts after it. Each
- * appointment object is read once; the scans then read only these arrays.
- */
-interface AppointmentColumns {
-  from: Int32Array;
-  start: Float64Array;
-  end: Float64Array;
-  until: Float64Array;
-  reach: Float64Array;
-  /** 1 when of the searched service (only those can share a slot). */
-  same: Uint8Array;
-}
-
-function appointmentColumns(appointments: ActiveAppointment[], groupOf: Map<string, number>, serviceId: string): AppointmentColumns {
-  const count = appointments.length;
-  const start = new Float64Array(count);
-  const end = new Float64Array(count);
-  const until = new Float64Array(count);
-  const same = new Uint8Array(count);
-  const pairItems: number[] = [];
-  const pairGroups: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const a = appointments[i]!;
-    start[i] = a.start;
-    end[i] = a.end;
-    until[i] = a.end + a.padding * MINUTE;
-    same[i] = a.serviceId === serviceId ? 1 : 0;
-    for (const id of a.resourceIds) {
-      const g = groupOf.get(id);
-      if (g === undefined) continue;
-      pairItems.push(i);
-      pairGroups.push(g);
-    }
-  }
-  const { from, items } = groupPairs(pairItems, pairGroups, groupOf.size);
-  const columns: AppointmentColumns = {
-    from,
-    start: new Float64Array(items.length),
-    end: new Float64Array(items.length),
-    until: new Float64Array(items.length),
-    reach: new Float64Array(items.length),
-    same: new Uint8Array(items.length),
-  };
-  for (let g = 0; g < groupOf.size; g++) {
-    sortPositions(start, items, from[g]!, from[g + 1]!);
-    let furthest = -Infinity;
-    for (let k = from[g]!; k < from[g + 1]!; k++) {
-      const i = items[k]!;
-      columns.start[k] = start[i]!;
-      columns.end[k] = end[i]!;
-      columns.until[k] = until[i]!;
-      columns.same[k] = same[i]!;
-      furthest = Math.max(furthest, until[i]!);
-      columns.reach[k] = furthest;
-    }
-  }
-  return columns;
 }
 
 /**
@@ -534,8 +442,9 @@ function busyColumns(busy: BusyInterval[], groupOf: Map<string, number>, ignoreE
   return columns;
 }
 
-/** One search's fixed values, shared by the per-resource scans. */
+/** One search's fixed values, shared by the per-resource steps. */
 interface Search {
+  serviceId: string;
   durationMs: number;
   stepMs: number;
   paddingMs: number;
@@ -550,71 +459,113 @@ interface Search {
 }
 
 /**
- * Free slots of one resource (of group g), appended to `runs`: candidate starts on the grid of each
- * open window, checked against busy time and capacity. `windows` are sorted and disjoint.
+ * Candidate slot starts of every resource in one flat array (resource r's from from[r] to
+ * from[r + 1], ascending): the grid of each open window from its start, stepped by the booking
+ * interval, each slot (and its padding, unless it may overflow) inside the window, kept from the
+ * earliest allowed start to the last. The arrays of numbers replace an object per candidate.
  */
-function resourceSlots(search: Search, windows: Interval[], busy: BusyColumns, appointments: AppointmentColumns, g: number, resource: EngineResource, runs: Runs): void {
+function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Float64Array; from: Int32Array } {
   const { durationMs, stepMs, paddingMs, paddingMayOverflow, lowest, rangeEnd, latest } = search;
+  // Counted from the windows, so the array is allocated once (grown only if the count was short).
+  let capacity = 16;
+  for (const windows of windowsOf) for (const w of windows) if (w.end - w.start >= durationMs) capacity += Math.floor((w.end - w.start - durationMs) / stepMs) + 2;
+  let starts = new Float64Array(capacity);
+  const from = new Int32Array(windowsOf.length + 1);
+  let length = 0;
+  for (const [r, windows] of windowsOf.entries()) {
+    from[r] = length;
+    resource: for (const window of windows) {
+      for (let start = window.start; ; start += stepMs) {
+        const end = start + durationMs;
+        const occupiedUntil = end + paddingMs;
+        if (end > window.end || (!paddingMayOverflow && occupiedUntil > window.end)) break;
+        // Windows are sorted: past the search, every later start of this resource is too.
+        if (start >= rangeEnd || start > latest) break resource;
+        if (start < lowest) continue;
+        if (length === starts.length) {
+          const grown = new Float64Array(length * 2);
+          grown.set(starts);
+          starts = grown;
+        }
+        starts[length++] = start;
+      }
+    }
+  }
+  from[windowsOf.length] = length;
+  return { starts, from };
+}
+
+/**
+ * The capacity rule, laid onto the candidates: for each candidate, the appointments of its
+ * resource that overlap it (padding included on both sides) — those of the same service at exactly
+ * its start and end share it (the count), any other blocks it (-1). Each appointment is read once
+ * and finds its first candidate by binary search, so appointments need no grouping or sorting.
+ */
+function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array): Int32Array {
+  const { serviceId, durationMs, paddingMs } = search;
+  const marks = new Int32Array(starts.length);
+  for (const a of appointments) {
+    const until = a.end + a.padding * MINUTE;
+    for (const id of a.resourceIds) {
+      const resources = resourcesOf[id];
+      if (resources === undefined) continue;
+      for (const r of resources) {
+        const last = from[r + 1]!;
+        // The first candidate whose slot, padding included, ends after the appointment starts.
+        let low = from[r]!;
+        let high = last;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          if (a.start < starts[mid]! + durationMs + paddingMs) high = mid;
+          else low = mid + 1;
+        }
+        for (let k = low; k < last && starts[k]! < until; k++) {
+          if (marks[k]! < 0) continue;
+          if (a.serviceId === serviceId && a.start === starts[k] && a.end === starts[k]! + durationMs) marks[k]!++;
+          else marks[k] = -1;
+        }
+      }
+    }
+  }
+  return marks;
+}
+
+/**
+ * The free candidates of resource r, kept in place at the front of its part of `starts` with the
+ * units each has left in `units`; returns where they end. A candidate is free when no appointment
+ * blocks it, no busy time (of group g) overlaps it with its padding, and the appointments sharing
+ * it leave capacity.
+ */
+function freeSlots(search: Search, r: number, resource: EngineResource, starts: Float64Array, from: Int32Array, marks: Int32Array, busy: BusyColumns, g: number, units: Float64Array): number {
+  const { durationMs, paddingMs } = search;
   const { start: busyStart, end: busyEnd } = busy;
   const busyTo = busy.from[g + 1]!;
   let busyIndex = busy.from[g]!;
-  const { start: aStart, end: aEnd, until: aUntil, reach, same } = appointments;
-  const appointmentTo = appointments.from[g + 1]!;
-  let appointmentIndex = appointments.from[g]!;
   const allocations = search.allocation ? (resource.allocations ?? []) : null;
-
-  // Windows come sorted and candidates rise within each, so both scans only move forward, and a
-  // candidate past the end of its window (or of the search) ends the window: later ones are too.
-  for (const window of windows) {
-    // A blocked start may skip the starts that are blocked for the same reason; the grid then
-    // needs whole milliseconds (as instants are) so that a skip lands where stepping would.
-    const canSkip = Number.isInteger(window.start) && Number.isInteger(stepMs);
-    for (let start = window.start; ; ) {
-      const end = start + durationMs;
-      const occupiedUntil = end + paddingMs;
-      if (end > window.end || (!paddingMayOverflow && occupiedUntil > window.end)) break;
-      if (start >= rangeEnd || start > latest) return;
-      // The next start to look at, and how far it may skip.
-      let skipTo = -Infinity;
-      check: {
-        if (start < lowest) {
-          skipTo = lowest;
-          break check;
+  let kept = from[r]!;
+  for (let k = from[r]!; k < from[r + 1]!; k++) {
+    const sharing = marks[k]!;
+    if (sharing < 0) continue;
+    const start = starts[k]!;
+    const occupiedUntil = start + durationMs + paddingMs;
+    // Busy time is sorted and disjoint, and candidates rise: the scan only moves forward.
+    while (busyIndex < busyTo && busyEnd[busyIndex]! <= start) busyIndex++;
+    if (busyIndex < busyTo && busyStart[busyIndex]! < occupiedUntil) continue;
+    let capacity = search.bookingsPerSlot;
+    if (allocations) {
+      // The first allocation (in the order given) that the slot starts in sets the capacity.
+      for (const a of allocations) {
+        if (a.start <= start && start < a.end) {
+          capacity = a.bookingsPerSlot ?? search.bookingsPerSlot;
+          break;
         }
-        while (busyIndex < busyTo && busyEnd[busyIndex]! <= start) busyIndex++;
-        if (busyIndex < busyTo && busyStart[busyIndex]! < occupiedUntil) {
-          // Every start before the busy time ends overlaps it too.
-          skipTo = busyEnd[busyIndex]!;
-          break check;
-        }
-        while (appointmentIndex < appointmentTo && reach[appointmentIndex]! <= start) appointmentIndex++;
-        // The capacity rule of slotOccupancy, on the columns.
-        let sharing = 0;
-        for (let k = appointmentIndex; k < appointmentTo && aStart[k]! < occupiedUntil; k++) {
-          if (aUntil[k]! <= start) continue;
-          if (same[k] === 1 && aStart[k] === start && aEnd[k] === end) sharing++;
-          else {
-            // Every start before the appointment (padding included) ends overlaps it too, except
-            // its own start, where it may be the same slot and share it.
-            skipTo = aStart[k]! > start ? Math.min(aStart[k]!, aUntil[k]!) : aUntil[k]!;
-            break check;
-          }
-        }
-        let capacity = search.bookingsPerSlot;
-        if (allocations) {
-          // The first allocation (in the order given) that the slot starts in sets the capacity.
-          for (const a of allocations) {
-            if (a.start <= start && start < a.end) {
-              capacity = a.bookingsPerSlot ?? search.bookingsPerSlot;
-              break;
-            }
-          }
-        }
-        if (sharing < capacity) runs.push(start, capacity - sharing);
       }
-      start = canSkip && skipTo > start + stepMs ? start + Math.ceil((skipTo - start) / stepMs) * stepMs : start + stepMs;
     }
+    if (sharing >= capacity) continue;
+    starts[kept] = start;
+    units[kept++] = capacity - sharing;
   }
+  return kept;
 }
 
 /**
@@ -677,12 +628,15 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   const resources = input.resources.filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
   // Free slot starts per resource (none at all when the customer may book nothing).
-  let runs = new Runs(0);
+  // Free slot starts per resource: resource r's are runs.starts[runStart[r]] to [runEnd[r]], with
+  // the units each has left.
+  let runs: { starts: Float64Array; units: Float64Array } = { starts: new Float64Array(0), units: new Float64Array(0) };
   const runStart = new Int32Array(resources.length);
   const runEnd = new Int32Array(resources.length);
   if (!customerReason) {
     const allocation = service.availabilityType === 'allocation';
     const search: Search = {
+      serviceId: service.id,
       durationMs: input.duration * MINUTE,
       stepMs: (service.bookingInterval ?? input.duration) * MINUTE,
       paddingMs: service.padding * MINUTE,
@@ -707,36 +661,33 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
         shared = shared ? intersect(shared, layer) : layer;
       }
     }
-    // Appointments and busy time by resource id (resources with the same id share them).
-    const groupOf = new Map<string, number>();
-    for (const resource of resources) if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
-    const appointments = appointmentColumns(input.appointments, groupOf, service.id);
-    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
-
-    // Open windows first: the candidates they hold bound the size of the runs.
-    let capacity = 0;
     const windowsOf = resources.map((resource) => {
-      let windows: Interval[];
       if (allocation) {
         // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
-        windows = intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
-      } else {
-        let open = shared;
-        if (resource.weeklyAvailability) {
-          const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
-          open = open ? intersect(open, own) : own;
-        }
-        windows = open ? intersect(open, grid) : [];
+        return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
       }
-      for (const w of windows) if (w.end - w.start >= search.durationMs) capacity += Math.floor((w.end - w.start - search.durationMs) / search.stepMs) + 2;
-      return windows;
+      let open = shared;
+      if (resource.weeklyAvailability) {
+        const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+        open = open ? intersect(open, own) : own;
+      }
+      return open ? intersect(open, grid) : [];
     });
-    runs = new Runs(capacity);
+    const candidates = candidateStarts(search, windowsOf);
+    // Resources by id (resources with the same id share appointments and busy time), and the
+    // groups of distinct ids that busy time is sorted into. A plain object is the faster lookup.
+    const resourcesOf = Object.create(null) as Record<string, number[]>;
+    const groupOf = new Map<string, number>();
     for (const [r, resource] of resources.entries()) {
-      runStart[r] = runs.length;
-      const windows = windowsOf[r]!;
-      if (windows.length > 0) resourceSlots(search, windows, busy, appointments, groupOf.get(resource.id)!, resource, runs);
-      runEnd[r] = runs.length;
+      (resourcesOf[resource.id] ??= []).push(r);
+      if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
+    }
+    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from);
+    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
+    runs = { starts: candidates.starts, units: new Float64Array(candidates.starts.length) };
+    for (const [r, resource] of resources.entries()) {
+      runStart[r] = candidates.from[r]!;
+      runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);
     }
   }
 

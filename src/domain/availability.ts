@@ -575,122 +575,29 @@ function freeSlots(search: Search, r: number, resource: EngineResource, starts: 
  */
 const CLOCK_CHANGE_MARGIN = 3 * 3_600_000;
 
-export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
-  const { service, timezoneName: zone } = input;
-  const reportZone = input.reportZone ?? zone;
-  const firstDay = dayNumber(input.startDate);
-  const lastDay = dayNumber(input.endDate);
-  // An invalid date throws, as it did when dates were stepped with addDays.
-  if (Number.isNaN(firstDay) || Number.isNaN(lastDay)) throw new RangeError('Invalid time value');
-  // Local days, once per zone of the search: from two days before the first date to two after the
-  // last (schedules are read that much wider; see SCHEDULE_MARGIN_DAYS), plus the end of the last.
-  const zoneDaysCache = new Map<string, ZoneDays>();
-  const daysOf = (z: string) => {
-    let days = zoneDaysCache.get(z);
-    if (!days) {
-      days = zoneDays(z, firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
-      zoneDaysCache.set(z, days);
-    }
-    return days;
-  };
-  const locationDays = daysOf(zone);
-  const reportDays = daysOf(reportZone);
-  // Index in reportDays of the first requested date, and of the day after the last.
-  const firstIndex = SCHEDULE_MARGIN_DAYS;
-  const endIndex = firstIndex + (lastDay - firstDay) + 1;
-  if (!(endIndex > firstIndex)) return { timezoneName: zone, availableTimes: [], availableDays: [] };
-  const rangeStart = reportDays.starts[firstIndex]!;
-  const rangeEnd = reportDays.starts[endIndex]!;
-  // The slot grid is the location's: laid over whole location days, as the check of a time to hold
-  // or book lays it (src/modules/appointments/slot.ts), then cut to the reported days. Laid from
-  // another zone's midnight instead, a window open across that midnight would start a grid of its
-  // own there (05:30 and 06:30 in Kolkata for a London visitor), offering times a hold refuses.
-  const gridStart = reportZone === zone ? rangeStart : DateTime.fromMillis(rangeStart, { zone }).startOf('day').toMillis();
-  const gridEnd = reportZone === zone ? rangeEnd : DateTime.fromMillis(rangeEnd - 1, { zone }).startOf('day').plus({ days: 1 }).toMillis();
-  const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
-  const latest = bookAheadLimit(service, input.now);
-  const random = input.random ?? Math.random;
+/** Free slot starts per resource: resource r's are starts[runStart[r]] to [runEnd[r]], with the units each has left. */
+interface Runs {
+  starts: Float64Array;
+  units: Float64Array;
+  runStart: Int32Array;
+  runEnd: Int32Array;
+}
 
-  // Per customer limits that close everything.
-  let customerReason: string | null = null;
-  const excluded = new Set<string>();
-  if (input.customer) {
-    if (service.bookingLimit > 0 && input.customer.activeCount >= service.bookingLimit) customerReason = 'customer booking limit reached';
-    if (service.maxBookingLimit > 0 && input.customer.lifetimeCount >= service.maxBookingLimit) customerReason = 'customer lifetime booking limit reached';
-    for (const resource of input.resources) {
-      const lifetime = input.customer.lifetimeByResource[resource.id] ?? 0;
-      const active = input.customer.activeByResource[resource.id] ?? 0;
-      if (service.maxResourceBookingLimit > 0 && lifetime >= service.maxResourceBookingLimit) excluded.add(resource.id);
-      if (resource.bookingLimit > 0 && active >= resource.bookingLimit) excluded.add(resource.id);
-    }
-  }
-  // Sorted once by id: every list of free resources below is then built in order, never sorted.
-  const resources = input.resources.filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-
-  // Free slot starts per resource (none at all when the customer may book nothing).
-  // Free slot starts per resource: resource r's are runs.starts[runStart[r]] to [runEnd[r]], with
-  // the units each has left.
-  let runs: { starts: Float64Array; units: Float64Array } = { starts: new Float64Array(0), units: new Float64Array(0) };
-  const runStart = new Int32Array(resources.length);
-  const runEnd = new Int32Array(resources.length);
-  if (!customerReason) {
-    const allocation = service.availabilityType === 'allocation';
-    const search: Search = {
-      serviceId: service.id,
-      durationMs: input.duration * MINUTE,
-      stepMs: (service.bookingInterval ?? input.duration) * MINUTE,
-      paddingMs: service.padding * MINUTE,
-      paddingMayOverflow: input.allowPaddingOverflow ?? service.allowPaddingOverflow,
-      bookingsPerSlot: service.bookingsPerSlot,
-      allocation,
-      lowest: Math.max(rangeStart, earliest),
-      rangeEnd,
-      latest,
-    };
-    const grid = [{ start: gridStart, end: gridEnd }];
-    // The location and service layers, shared by every resource: null when neither constrains.
-    // Schedules are read wider than the range, because a resource in another zone may open on a
-    // different local date; windows are clipped to the grid.
-    let shared: Interval[] | null = null;
-    if (!allocation) {
-      const from = firstDay - SCHEDULE_MARGIN_DAYS;
-      const to = lastDay + SCHEDULE_MARGIN_DAYS;
-      if (input.locationWeekly) shared = scheduleWindows(input.locationWeekly, locationDays, from, to);
-      if (service.weeklyAvailability) {
-        const layer = scheduleWindows(service.weeklyAvailability, locationDays, from, to);
-        shared = shared ? intersect(shared, layer) : layer;
-      }
-    }
-    const windowsOf = resources.map((resource) => {
-      if (allocation) {
-        // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
-        return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
-      }
-      let open = shared;
-      if (resource.weeklyAvailability) {
-        const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
-        open = open ? intersect(open, own) : own;
-      }
-      return open ? intersect(open, grid) : [];
-    });
-    const candidates = candidateStarts(search, windowsOf);
-    // Resources by id (resources with the same id share appointments and busy time), and the
-    // groups of distinct ids that busy time is sorted into. A plain object is the faster lookup.
-    const resourcesOf = Object.create(null) as Record<string, number[]>;
-    const groupOf = new Map<string, number>();
-    for (const [r, resource] of resources.entries()) {
-      (resourcesOf[resource.id] ??= []).push(r);
-      if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
-    }
-    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from);
-    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
-    runs = { starts: candidates.starts, units: new Float64Array(candidates.starts.length) };
-    for (const [r, resource] of resources.entries()) {
-      runStart[r] = candidates.from[r]!;
-      runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);
-    }
-  }
-
+/**
+ * The slots of a search, in time order, from the runs of free starts of its resources (sorted by
+ * id): the daily limits and the round robin applied. Also which report days have a slot, and the
+ * reason a daily limit gave for hiding a day's slots.
+ */
+function emitSlots(
+  input: AvailabilityInput,
+  resources: EngineResource[],
+  runs: Runs,
+  reportDays: ZoneDays,
+  locationDays: ZoneDays,
+  firstIndex: number,
+  endIndex: number,
+  random: () => number,
+): { slots: Slot[]; slotDays: Uint8Array; dailyReason: Map<string, string> } {
   const slots: Slot[] = [];
   const iso = isoFormatter();
   const durationMs = input.duration * MINUTE;
@@ -703,6 +610,8 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   const locationLast = locationDays.starts.length - 2;
   const slotDays = new Uint8Array(reportDays.dates.length);
   const dailyReason = new Map<string, string>();
+  const { service, timezoneName: zone } = input;
+  const { runStart, runEnd } = runs;
   const limitCount = service.dailyBookingLimitCount;
   const limitMinutes = service.dailyBookingLimitMinutes;
   // BALANCED: each location day's ISO week, by integer arithmetic; near a midnight (where a clock
@@ -804,6 +713,125 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
     slotDays[reportIndex] = 1;
     slots.push({ startTime: iso(start), endTime: iso(start + durationMs), resourceIds: chosen, remaining });
   }
+  return { slots, slotDays, dailyReason };
+}
+
+export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
+  const { service, timezoneName: zone } = input;
+  const reportZone = input.reportZone ?? zone;
+  const firstDay = dayNumber(input.startDate);
+  const lastDay = dayNumber(input.endDate);
+  // An invalid date throws, as it did when dates were stepped with addDays.
+  if (Number.isNaN(firstDay) || Number.isNaN(lastDay)) throw new RangeError('Invalid time value');
+  // Local days, once per zone of the search: from two days before the first date to two after the
+  // last (schedules are read that much wider; see SCHEDULE_MARGIN_DAYS), plus the end of the last.
+  const zoneDaysCache = new Map<string, ZoneDays>();
+  const daysOf = (z: string) => {
+    let days = zoneDaysCache.get(z);
+    if (!days) {
+      days = zoneDays(z, firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+      zoneDaysCache.set(z, days);
+    }
+    return days;
+  };
+  const locationDays = daysOf(zone);
+  const reportDays = daysOf(reportZone);
+  // Index in reportDays of the first requested date, and of the day after the last.
+  const firstIndex = SCHEDULE_MARGIN_DAYS;
+  const endIndex = firstIndex + (lastDay - firstDay) + 1;
+  if (!(endIndex > firstIndex)) return { timezoneName: zone, availableTimes: [], availableDays: [] };
+  const rangeStart = reportDays.starts[firstIndex]!;
+  const rangeEnd = reportDays.starts[endIndex]!;
+  // The slot grid is the location's: laid over whole location days, as the check of a time to hold
+  // or book lays it (src/modules/appointments/slot.ts), then cut to the reported days. Laid from
+  // another zone's midnight instead, a window open across that midnight would start a grid of its
+  // own there (05:30 and 06:30 in Kolkata for a London visitor), offering times a hold refuses.
+  const gridStart = reportZone === zone ? rangeStart : DateTime.fromMillis(rangeStart, { zone }).startOf('day').toMillis();
+  const gridEnd = reportZone === zone ? rangeEnd : DateTime.fromMillis(rangeEnd - 1, { zone }).startOf('day').plus({ days: 1 }).toMillis();
+  const earliest = Math.max(input.now + service.bookInAdvance * MINUTE, input.now);
+  const latest = bookAheadLimit(service, input.now);
+  const random = input.random ?? Math.random;
+
+  // Per customer limits that close everything.
+  let customerReason: string | null = null;
+  const excluded = new Set<string>();
+  if (input.customer) {
+    if (service.bookingLimit > 0 && input.customer.activeCount >= service.bookingLimit) customerReason = 'customer booking limit reached';
+    if (service.maxBookingLimit > 0 && input.customer.lifetimeCount >= service.maxBookingLimit) customerReason = 'customer lifetime booking limit reached';
+    for (const resource of input.resources) {
+      const lifetime = input.customer.lifetimeByResource[resource.id] ?? 0;
+      const active = input.customer.activeByResource[resource.id] ?? 0;
+      if (service.maxResourceBookingLimit > 0 && lifetime >= service.maxResourceBookingLimit) excluded.add(resource.id);
+      if (resource.bookingLimit > 0 && active >= resource.bookingLimit) excluded.add(resource.id);
+    }
+  }
+  // Sorted once by id: every list of free resources below is then built in order, never sorted.
+  const resources = input.resources.filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+  // Free slot starts per resource (none at all when the customer may book nothing).
+  // Free slot starts per resource (see Runs).
+  let runs: Pick<Runs, 'starts' | 'units'> = { starts: new Float64Array(0), units: new Float64Array(0) };
+  const runStart = new Int32Array(resources.length);
+  const runEnd = new Int32Array(resources.length);
+  if (!customerReason) {
+    const allocation = service.availabilityType === 'allocation';
+    const search: Search = {
+      serviceId: service.id,
+      durationMs: input.duration * MINUTE,
+      stepMs: (service.bookingInterval ?? input.duration) * MINUTE,
+      paddingMs: service.padding * MINUTE,
+      paddingMayOverflow: input.allowPaddingOverflow ?? service.allowPaddingOverflow,
+      bookingsPerSlot: service.bookingsPerSlot,
+      allocation,
+      lowest: Math.max(rangeStart, earliest),
+      rangeEnd,
+      latest,
+    };
+    const grid = [{ start: gridStart, end: gridEnd }];
+    // The location and service layers, shared by every resource: null when neither constrains.
+    // Schedules are read wider than the range, because a resource in another zone may open on a
+    // different local date; windows are clipped to the grid.
+    let shared: Interval[] | null = null;
+    if (!allocation) {
+      const from = firstDay - SCHEDULE_MARGIN_DAYS;
+      const to = lastDay + SCHEDULE_MARGIN_DAYS;
+      if (input.locationWeekly) shared = scheduleWindows(input.locationWeekly, locationDays, from, to);
+      if (service.weeklyAvailability) {
+        const layer = scheduleWindows(service.weeklyAvailability, locationDays, from, to);
+        shared = shared ? intersect(shared, layer) : layer;
+      }
+    }
+    const windowsOf = resources.map((resource) => {
+      if (allocation) {
+        // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
+        return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
+      }
+      let open = shared;
+      if (resource.weeklyAvailability) {
+        const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+        open = open ? intersect(open, own) : own;
+      }
+      return open ? intersect(open, grid) : [];
+    });
+    const candidates = candidateStarts(search, windowsOf);
+    // Resources by id (resources with the same id share appointments and busy time), and the
+    // groups of distinct ids that busy time is sorted into. A plain object is the faster lookup.
+    const resourcesOf = Object.create(null) as Record<string, number[]>;
+    const groupOf = new Map<string, number>();
+    for (const [r, resource] of resources.entries()) {
+      (resourcesOf[resource.id] ??= []).push(r);
+      if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
+    }
+    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from);
+    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
+    runs = { starts: candidates.starts, units: new Float64Array(candidates.starts.length) };
+    for (const [r, resource] of resources.entries()) {
+      runStart[r] = candidates.from[r]!;
+      runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);
+    }
+  }
+
+  const { slots, slotDays, dailyReason } = emitSlots(input, resources, { ...runs, runStart, runEnd }, reportDays, locationDays, firstIndex, endIndex, random);
 
   const days: DayAvailability[] = [];
   const holidayNames = new Map((input.holidays ?? []).map((h) => [h.date, h.name]));

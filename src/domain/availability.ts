@@ -472,9 +472,11 @@ function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Flo
   let starts = new Float64Array(capacity);
   const from = new Int32Array(windowsOf.length + 1);
   let length = 0;
-  for (const [r, windows] of windowsOf.entries()) {
+  for (let r = 0; r < windowsOf.length; r++) {
+    const windows = windowsOf[r]!;
     from[r] = length;
-    resource: for (const window of windows) {
+    resource: for (let w = 0; w < windows.length; w++) {
+      const window = windows[w]!;
       for (let start = window.start; ; start += stepMs) {
         const end = start + durationMs;
         const occupiedUntil = end + paddingMs;
@@ -504,12 +506,15 @@ function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Flo
 function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array): Int32Array {
   const { serviceId, durationMs, paddingMs } = search;
   const marks = new Int32Array(starts.length);
-  for (const a of appointments) {
+  for (let i = 0; i < appointments.length; i++) {
+    const a = appointments[i]!;
     const until = a.end + a.padding * MINUTE;
-    for (const id of a.resourceIds) {
-      const resources = resourcesOf[id];
+    const ids = a.resourceIds;
+    for (let j = 0; j < ids.length; j++) {
+      const resources = resourcesOf[ids[j]!];
       if (resources === undefined) continue;
-      for (const r of resources) {
+      for (let n = 0; n < resources.length; n++) {
+        const r = resources[n]!;
         const last = from[r + 1]!;
         // The first candidate whose slot, padding included, ends after the appointment starts.
         let low = from[r]!;
@@ -633,7 +638,10 @@ function emitSlots(
   while (live.length > 0) {
     let start = Infinity;
     let count = 0;
-    for (const r of live) {
+    // Indexed loops rather than for-of here and in the other hot loops: a process's first search
+    // runs them before they are optimised, where iterators cost far more.
+    for (let l = 0; l < live.length; l++) {
+      const r = live[l]!;
       const head = runStarts[position[r]!]!;
       if (head < start) {
         start = head;

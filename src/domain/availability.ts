@@ -619,8 +619,8 @@ function emitSlots(
   const { runStart, runEnd } = runs;
   const limitCount = service.dailyBookingLimitCount;
   const limitMinutes = service.dailyBookingLimitMinutes;
-  // BALANCED: each location day's ISO week, by integer arithmetic; near a midnight (where a clock
-  // change might move the local date) Luxon decides, as before.
+  // BALANCED: each location day's ISO week, by integer arithmetic; near the midnight that starts a
+  // week (where a clock change might move the local date across it) Luxon decides, as before.
   const balanced = input.roundRobin === 'BALANCED';
   const weekOfDay = balanced ? locationDays.dates.map((_, i) => isoWeekOfDay(locationDays.first + i)) : [];
 

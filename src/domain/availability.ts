@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { addDays, localDayFinder, localToMillis, weekdayIndex } from './local-time.js';
+import { localToMillis } from './local-time.js';
 import { WEEKDAYS } from './weekly-availability.js';
 import type { WeeklySchedule } from './weekly-availability.js';
 
@@ -148,6 +148,7 @@ export interface AvailabilityResult {
 }
 
 const MINUTE = 60_000;
+const DAY_MS = 86_400_000;
 
 /** Intersection of two sorted lists of disjoint intervals. */
 export function intersect(a: Interval[], b: Interval[]): Interval[] {
@@ -176,22 +177,100 @@ export function normalise(intervals: Interval[]): Interval[] {
   return out;
 }
 
-/** A weekly schedule as instants over local dates [from, to] (dates in `zone`). */
-export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: string, to: string): Interval[] {
+// --- calendar dates as day numbers ------------------------------------------------------------
+// A search walks dates a day at a time; counting days as integers (days since 1970-01-01) instead
+// of parsing and printing a date string per step keeps that walk cheap. Parsing and printing are
+// those of local-time.ts's addDays, so odd inputs behave as they did (an invalid date throws).
+
+/** Days since 1970-01-01 of a calendar date (Date.UTC, as addDays reads it). */
+function dayNumber(date: string): number {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return Date.UTC(year, month - 1, day) / DAY_MS;
+}
+
+function dateOfDay(day: number): string {
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** 0 = Monday … 6 = Sunday (the order of WEEKDAYS); 1970-01-01 was a Thursday. */
+function weekdayOfDay(day: number): number {
+  return (((day + 3) % 7) + 7) % 7;
+}
+
+/** `2026-W10`: the ISO week (Monday to Sunday; week 1 holds the year's first Thursday) of a date. */
+function isoWeekOfDay(day: number): string {
+  const thursday = day - weekdayOfDay(day) + 3;
+  const year = new Date(thursday * DAY_MS).getUTCFullYear();
+  const week = Math.floor((thursday - Date.UTC(year, 0, 1) / DAY_MS) / 7) + 1;
+  return `${year}-W${String(week).padStart(2, '0')}`;
+}
+
+// --- wall clocks ----------------------------------------------------------------------------
+
+/**
+ * The local days of one zone over a run of dates: each date and the instant its day begins
+ * (localToMillis of its "00:00"), with one more day at the end so every day has an end.
+ */
+interface ZoneDays {
+  zone: string;
+  /** Day number of dates[0]. */
+  first: number;
+  dates: string[];
+  starts: number[];
+}
+
+function zoneDays(zone: string, first: number, last: number): ZoneDays {
+  const dates: string[] = [];
+  const starts: number[] = [];
+  for (let day = first; day <= last + 1; day++) {
+    const date = dateOfDay(day);
+    dates.push(date);
+    starts.push(localToMillis(date, '00:00', zone));
+  }
+  return { zone, first, dates, starts };
+}
+
+/** "HH:MM" → minutes of the day, "24:00" → 1440; NaN for anything else (read by localToMillis instead). */
+function plainMinutes(time: string): number {
+  if (time === '24:00') return 1440;
+  if (!/^\d\d:\d\d$/.test(time)) return NaN;
+  const hours = Number(time.slice(0, 2));
+  const minutes = Number(time.slice(3));
+  return hours < 24 && minutes < 60 ? hours * 60 + minutes : NaN;
+}
+
+/**
+ * A wall-clock time on day `index` of `days` as an instant, exactly as localToMillis answers: a day
+ * that lasts 24 hours has no clock change, so its times are its midnight plus minutes ("24:00" is
+ * then the next midnight, as localToMillis reads it). A day of another length (a clock change) is
+ * asked of localToMillis, time by time.
+ */
+function wallTime(days: ZoneDays, index: number, time: string, minutes: number): number {
+  const start = days.starts[index]!;
+  if (days.starts[index + 1]! - start === DAY_MS && !Number.isNaN(minutes)) return start + minutes * MINUTE;
+  return localToMillis(days.dates[index]!, time, days.zone);
+}
+
+/** A weekly schedule as instants over the days of `days` from day number `from` to `to`. */
+function scheduleWindows(schedule: WeeklySchedule, days: ZoneDays, from: number, to: number): Interval[] {
+  const parsed = WEEKDAYS.map((key) => (schedule[key] ?? []).map(({ start, end }) => ({ start, end, startMinutes: plainMinutes(start), endMinutes: plainMinutes(end) })));
   const out: Interval[] = [];
-  for (let date = from; date <= to; date = addDays(date, 1)) {
-    const key = WEEKDAYS[weekdayIndex(date)]!;
-    for (const interval of schedule[key] ?? []) {
-      out.push({
-        start: localToMillis(date, interval.start, zone),
-        end: localToMillis(date, interval.end, zone),
-      });
+  for (let day = from; day <= to; day++) {
+    const index = day - days.first;
+    for (const interval of parsed[weekdayOfDay(day)]!) {
+      out.push({ start: wallTime(days, index, interval.start, interval.startMinutes), end: wallTime(days, index, interval.end, interval.endMinutes) });
     }
   }
   return normalise(out);
 }
 
-const shiftDate = addDays;
+/** A weekly schedule as instants over local dates [from, to] (dates in `zone`). */
+export function weeklyWindows(schedule: WeeklySchedule, zone: string, from: string, to: string): Interval[] {
+  const first = dayNumber(from);
+  const last = dayNumber(to);
+  if (!(first <= last)) return [];
+  return scheduleWindows(schedule, zoneDays(zone, first, last), first, last);
+}
 
 /**
  * Schedules are read this many days either side of the requested dates: a resource in another zone,
@@ -202,98 +281,6 @@ const SCHEDULE_MARGIN_DAYS = 2;
 function bookAheadLimit(service: EngineService, now: number): number {
   if (service.bookAheadUnit === 'none' || !service.bookAheadValue) return Infinity;
   return DateTime.fromMillis(now, { zone: 'UTC' }).plus({ [service.bookAheadUnit]: service.bookAheadValue }).toMillis();
-}
-
-/**
- * The location and service layers, shared by every resource: null when neither constrains.
- * Schedules are read a day wider than the range, because a resource in another zone may open on
- * a different local date; results are clipped to the range.
- */
-function sharedWindows(input: AvailabilityInput): Interval[] | null {
-  const from = shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS);
-  const to = shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS);
-  const layers: Interval[][] = [];
-  if (input.locationWeekly) layers.push(weeklyWindows(input.locationWeekly, input.timezoneName, from, to));
-  if (input.service.weeklyAvailability) layers.push(weeklyWindows(input.service.weeklyAvailability, input.timezoneName, from, to));
-  if (layers.length === 0) return null;
-  let windows = layers[0]!;
-  for (const layer of layers.slice(1)) windows = intersect(windows, layer);
-  return windows;
-}
-
-/** Open windows of one resource over the requested dates, before busy time is removed. */
-function openWindows(input: AvailabilityInput, shared: Interval[] | null, resource: EngineResource, rangeStart: number, rangeEnd: number): Interval[] {
-  if (input.service.availabilityType === 'allocation') {
-    // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
-    return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), [{ start: rangeStart, end: rangeEnd }]);
-  }
-  let windows = shared;
-  if (resource.weeklyAvailability) {
-    const own = weeklyWindows(resource.weeklyAvailability, resource.timezoneName ?? input.timezoneName, shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS), shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS));
-    windows = windows ? intersect(windows, own) : own;
-  }
-  if (!windows) return [];
-  return intersect(windows, [{ start: rangeStart, end: rangeEnd }]);
-}
-
-interface Candidate {
-  start: number;
-  end: number;
-  remaining: number;
-}
-
-/** Free slots of one resource: candidate starts on the grid, checked against busy time and capacity. */
-function resourceSlots(
-  input: AvailabilityInput,
-  shared: Interval[] | null,
-  resource: EngineResource,
-  appointments: ActiveAppointment[],
-  /** The busy intervals of every resource (resourceId null) and of this one, grouped once per search. */
-  busy: BusyInterval[],
-  rangeStart: number,
-  rangeEnd: number,
-): Candidate[] {
-  const { service } = input;
-  const durationMs = input.duration * MINUTE;
-  const stepMs = (service.bookingInterval ?? input.duration) * MINUTE;
-  const paddingMs = service.padding * MINUTE;
-  const paddingMayOverflow = input.allowPaddingOverflow ?? service.allowPaddingOverflow;
-
-  const ignoreExternal = input.ignoreExternalEvents ?? input.service.ignoreExternalEvents ?? false;
-  const hardBusy = normalise(busy.filter((b) => !(ignoreExternal && b.external)).map(({ start, end }) => ({ start, end })));
-  // Sorted by start, with the running maximum of (end + padding) so a scan can begin at the first
-  // appointment that can still reach a candidate and stop at the first that starts after it.
-  const mine = [...appointments].sort((a, b) => a.start - b.start);
-  const reach: number[] = [];
-  let furthest = -Infinity;
-  for (const a of mine) {
-    furthest = Math.max(furthest, a.end + a.padding * MINUTE);
-    reach.push(furthest);
-  }
-  let busyIndex = 0;
-  let appointmentIndex = 0;
-
-  const allocationCapacity = (start: number) =>
-    resource.allocations?.find((a) => a.start <= start && start < a.end)?.bookingsPerSlot ?? null;
-
-  const out: Candidate[] = [];
-  // Windows come sorted and candidates rise within each, so both scans only move forward.
-  for (const window of openWindows(input, shared, resource, rangeStart, rangeEnd)) {
-    for (let start = window.start; start + durationMs <= window.end; start += stepMs) {
-      const end = start + durationMs;
-      const occupiedUntil = end + paddingMs;
-      if (!paddingMayOverflow && occupiedUntil > window.end) continue;
-      while (busyIndex < hardBusy.length && hardBusy[busyIndex]!.end <= start) busyIndex++;
-      if (busyIndex < hardBusy.length && hardBusy[busyIndex]!.start < occupiedUntil) continue;
-      while (appointmentIndex < mine.length && reach[appointmentIndex]! <= start) appointmentIndex++;
-      const { sharing, blocked } = slotOccupancy(mine, appointmentIndex, service.id, start, end, occupiedUntil);
-      if (blocked) continue;
-      const capacity = service.availabilityType === 'allocation' ? (allocationCapacity(start) ?? service.bookingsPerSlot) : service.bookingsPerSlot;
-      if (sharing >= capacity) continue;
-      out.push({ start, end, remaining: capacity - sharing });
-    }
-  }
-  return out;
 }
 
 /**
@@ -318,11 +305,451 @@ function isoWeek(ms: number, zone: string): string {
   return `${dt.weekYear}-W${String(dt.weekNumber).padStart(2, '0')}`;
 }
 
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+/** The first instant of the year 10000, after which toISOString writes six-digit years. */
+const YEAR_10000 = 253_402_300_800_000;
+/** "HH:MM:00.000Z" by minute of the day, written when first needed. */
+const minuteSuffixes: string[] = [];
+
+/**
+ * new Date(ms).toISOString(), for slot times: most are whole minutes, written as their day's
+ * "YYYY-MM-DDT" (kept from the previous call) and the minute's "HH:MM:00.000Z". Any other instant
+ * goes the long way.
+ */
+function isoFormatter(): (ms: number) => string {
+  let cachedDay = NaN;
+  let prefix = '';
+  return (ms) => {
+    if (!(ms >= 0 && ms < YEAR_10000) || ms % MINUTE !== 0) return new Date(ms).toISOString();
+    const day = Math.floor(ms / DAY_MS);
+    if (day !== cachedDay) {
+      cachedDay = day;
+      prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    }
+    const minute = (ms - day * DAY_MS) / MINUTE;
+    const suffix = (minuteSuffixes[minute] ??= `${TWO_DIGITS[Math.floor(minute / 60)]}:${TWO_DIGITS[minute % 60]}:00.000Z`);
+    return prefix + suffix;
+  };
+}
+
+/**
+ * Reorders positions[from..to) by ascending keys[position]; the order among equal keys is left
+ * free (its callers' results do not depend on it). Keys (relative to the smallest) and positions
+ * are packed into one number each and sorted natively, many times faster than a sort with a
+ * comparator function; keys too far apart to pack exactly, or not whole numbers, use a comparator.
+ */
+function sortPositions(keys: Float64Array, positions: Int32Array, from: number, to: number): void {
+  let sorted = true;
+  let whole = true;
+  let low = Infinity;
+  let high = -Infinity;
+  for (let k = from; k < to; k++) {
+    const key = keys[positions[k]!]!;
+    if (k > from && key < keys[positions[k - 1]!]!) sorted = false;
+    if (!Number.isInteger(key)) whole = false;
+    if (key < low) low = key;
+    if (key > high) high = key;
+  }
+  if (sorted) return;
+  const count = to - from;
+  let slots = 1;
+  while (slots < count) slots *= 2;
+  if (!whole || (high - low + 1) * slots > Number.MAX_SAFE_INTEGER) {
+    positions.set(Array.from(positions.subarray(from, to)).sort((a, b) => keys[a]! - keys[b]!), from);
+    return;
+  }
+  const packed = new Float64Array(count);
+  for (let k = 0; k < count; k++) packed[k] = (keys[positions[from + k]!]! - low) * slots + k;
+  packed.sort();
+  const before = positions.slice(from, to);
+  for (let k = 0; k < count; k++) positions[from + k] = before[packed[k]! % slots]!;
+}
+
+/**
+ * Pairs of (item, group) grouped by group, each group in the order given (a counting sort):
+ * `from[g]` to `from[g + 1]` in `items` are group g's.
+ */
+function groupPairs(pairItems: number[], pairGroups: number[], groups: number): { from: Int32Array; items: Int32Array } {
+  const from = new Int32Array(groups + 1);
+  for (const g of pairGroups) from[g + 1]!++;
+  for (let g = 0; g < groups; g++) from[g + 1]! += from[g]!;
+  const fill = from.slice(0, groups);
+  const items = new Int32Array(pairItems.length);
+  for (let p = 0; p < pairItems.length; p++) items[fill[pairGroups[p]!]!++] = pairItems[p]!;
+  return { from, items };
+}
+
+/**
+ * Busy time per resource group, merged with that of every resource (resourceId null) into sorted,
+ * disjoint intervals (as normalise makes them; a union does not depend on order): group g's are
+ * at from[g] to from[g + 1]. External busy time is left out when the search ignores it.
+ */
+interface BusyColumns {
+  from: Int32Array;
+  start: Float64Array;
+  end: Float64Array;
+}
+
+function busyColumns(busy: BusyInterval[], groupOf: Map<string, number>, ignoreExternal: boolean): BusyColumns {
+  const everyone: Interval[] = [];
+  const ownStart: number[] = [];
+  const ownEnd: number[] = [];
+  const pairGroups: number[] = [];
+  for (const b of busy) {
+    if (ignoreExternal && b.external) continue;
+    if (b.resourceId === null) everyone.push({ start: b.start, end: b.end });
+    else {
+      const g = groupOf.get(b.resourceId);
+      // Empty intervals are dropped, as normalise drops them.
+      if (g === undefined || !(b.end > b.start)) continue;
+      ownStart.push(b.start);
+      ownEnd.push(b.end);
+      pairGroups.push(g);
+    }
+  }
+  const shared = normalise(everyone);
+  const starts = Float64Array.from(ownStart);
+  const { from: ownFrom, items } = groupPairs(Array.from(ownStart.keys()), pairGroups, groupOf.size);
+  const groups = groupOf.size;
+  const capacity = ownStart.length + groups * shared.length;
+  const columns: BusyColumns = { from: new Int32Array(groups + 1), start: new Float64Array(capacity), end: new Float64Array(capacity) };
+  let length = 0;
+  for (let g = 0; g < groups; g++) {
+    sortPositions(starts, items, ownFrom[g]!, ownFrom[g + 1]!);
+    columns.from[g] = length;
+    // Merge the two lists by start, joining what overlaps or touches (the rule of normalise).
+    let s = 0;
+    let o = ownFrom[g]!;
+    const ownTo = ownFrom[g + 1]!;
+    while (s < shared.length || o < ownTo) {
+      let start: number;
+      let end: number;
+      if (o >= ownTo || (s < shared.length && shared[s]!.start <= starts[items[o]!]!)) {
+        start = shared[s]!.start;
+        end = shared[s++]!.end;
+      } else {
+        start = ownStart[items[o]!]!;
+        end = ownEnd[items[o++]!]!;
+      }
+      if (length > columns.from[g]! && start <= columns.end[length - 1]!) columns.end[length - 1] = Math.max(columns.end[length - 1]!, end);
+      else {
+        columns.start[length] = start;
+        columns.end[length++] = end;
+      }
+    }
+  }
+  columns.from[groups] = length;
+  return columns;
+}
+
+/** One search's fixed values, shared by the per-resource steps. */
+interface Search {
+  serviceId: string;
+  durationMs: number;
+  stepMs: number;
+  paddingMs: number;
+  paddingMayOverflow: boolean;
+  /** The search's capacity per slot; allocations may set their own. */
+  bookingsPerSlot: number;
+  allocation: boolean;
+  /** Candidates start at or after `lowest`, before `rangeEnd` and not after `latest`. */
+  lowest: number;
+  rangeEnd: number;
+  latest: number;
+}
+
+/**
+ * Candidate slot starts of every resource in one flat array (resource r's from from[r] to
+ * from[r + 1], ascending): the grid of each open window from its start, stepped by the booking
+ * interval, each slot (and its padding, unless it may overflow) inside the window, kept from the
+ * earliest allowed start to the last. The arrays of numbers replace an object per candidate.
+ */
+function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Float64Array; from: Int32Array } {
+  const { durationMs, stepMs, paddingMs, paddingMayOverflow, lowest, rangeEnd, latest } = search;
+  // Counted from the windows, so the array is allocated once (grown only if the count was short).
+  let capacity = 16;
+  for (const windows of windowsOf) for (const w of windows) if (w.end - w.start >= durationMs) capacity += Math.floor((w.end - w.start - durationMs) / stepMs) + 2;
+  let starts = new Float64Array(capacity);
+  const from = new Int32Array(windowsOf.length + 1);
+  let length = 0;
+  for (let r = 0; r < windowsOf.length; r++) {
+    const windows = windowsOf[r]!;
+    from[r] = length;
+    resource: for (let w = 0; w < windows.length; w++) {
+      const window = windows[w]!;
+      for (let start = window.start; ; start += stepMs) {
+        const end = start + durationMs;
+        const occupiedUntil = end + paddingMs;
+        if (end > window.end || (!paddingMayOverflow && occupiedUntil > window.end)) break;
+        // Windows are sorted: past the search, every later start of this resource is too.
+        if (start >= rangeEnd || start > latest) break resource;
+        if (start < lowest) continue;
+        if (length === starts.length) {
+          const grown = new Float64Array(length * 2);
+          grown.set(starts);
+          starts = grown;
+        }
+        starts[length++] = start;
+      }
+    }
+  }
+  from[windowsOf.length] = length;
+  return { starts, from };
+}
+
+/**
+ * The capacity rule, laid onto the candidates: for each candidate, the appointments of its
+ * resource that overlap it (padding included on both sides) — those of the same service at exactly
+ * its start and end share it (the count), any other blocks it (-1). Each appointment is read once
+ * and finds its first candidate by binary search, so appointments need no grouping or sorting.
+ */
+function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array): Int32Array {
+  const { serviceId, durationMs, paddingMs } = search;
+  const marks = new Int32Array(starts.length);
+  for (let i = 0; i < appointments.length; i++) {
+    const a = appointments[i]!;
+    const until = a.end + a.padding * MINUTE;
+    const ids = a.resourceIds;
+    for (let j = 0; j < ids.length; j++) {
+      const resources = resourcesOf[ids[j]!];
+      if (resources === undefined) continue;
+      for (let n = 0; n < resources.length; n++) {
+        const r = resources[n]!;
+        const last = from[r + 1]!;
+        // The first candidate whose slot, padding included, ends after the appointment starts.
+        let low = from[r]!;
+        let high = last;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          if (a.start < starts[mid]! + durationMs + paddingMs) high = mid;
+          else low = mid + 1;
+        }
+        for (let k = low; k < last && starts[k]! < until; k++) {
+          if (marks[k]! < 0) continue;
+          if (a.serviceId === serviceId && a.start === starts[k] && a.end === starts[k]! + durationMs) marks[k]!++;
+          else marks[k] = -1;
+        }
+      }
+    }
+  }
+  return marks;
+}
+
+/**
+ * The free candidates of resource r, kept in place at the front of its part of `starts` with the
+ * units each has left in `units`; returns where they end. A candidate is free when no appointment
+ * blocks it, no busy time (of group g) overlaps it with its padding, and the appointments sharing
+ * it leave capacity.
+ */
+function freeSlots(search: Search, r: number, resource: EngineResource, starts: Float64Array, from: Int32Array, marks: Int32Array, busy: BusyColumns, g: number, units: Float64Array): number {
+  const { durationMs, paddingMs } = search;
+  const { start: busyStart, end: busyEnd } = busy;
+  const busyTo = busy.from[g + 1]!;
+  let busyIndex = busy.from[g]!;
+  const allocations = search.allocation ? (resource.allocations ?? []) : null;
+  let kept = from[r]!;
+  for (let k = from[r]!; k < from[r + 1]!; k++) {
+    const sharing = marks[k]!;
+    if (sharing < 0) continue;
+    const start = starts[k]!;
+    const occupiedUntil = start + durationMs + paddingMs;
+    // Busy time is sorted and disjoint, and candidates rise: the scan only moves forward.
+    while (busyIndex < busyTo && busyEnd[busyIndex]! <= start) busyIndex++;
+    if (busyIndex < busyTo && busyStart[busyIndex]! < occupiedUntil) continue;
+    let capacity = search.bookingsPerSlot;
+    if (allocations) {
+      // The first allocation (in the order given) that the slot starts in sets the capacity.
+      for (const a of allocations) {
+        if (a.start <= start && start < a.end) {
+          capacity = a.bookingsPerSlot ?? search.bookingsPerSlot;
+          break;
+        }
+      }
+    }
+    if (sharing >= capacity) continue;
+    starts[kept] = start;
+    units[kept++] = capacity - sharing;
+  }
+  return kept;
+}
+
+/**
+ * Clock changes are at most a few hours: an instant further than this from the local midnight that
+ * starts a week is in the week whose day boundaries it lies between. Nearer (where a clock change
+ * at midnight could put it on the other side), its week is asked of Luxon, as it always was.
+ */
+const CLOCK_CHANGE_MARGIN = 3 * 3_600_000;
+
+/** Free slot starts per resource: resource r's are starts[runStart[r]] to [runEnd[r]], with the units each has left. */
+interface Runs {
+  starts: Float64Array;
+  units: Float64Array;
+  runStart: Int32Array;
+  runEnd: Int32Array;
+}
+
+/**
+ * The slots of a search, in time order, from the runs of free starts of its resources (sorted by
+ * id): the daily limits and the round robin applied. Also which report days have a slot, and the
+ * reason a daily limit gave for hiding a day's slots.
+ */
+function emitSlots(
+  input: AvailabilityInput,
+  resources: EngineResource[],
+  runs: Runs,
+  reportDays: ZoneDays,
+  locationDays: ZoneDays,
+  firstIndex: number,
+  endIndex: number,
+  random: () => number,
+): { slots: Slot[]; slotDays: Uint8Array; dailyReason: Map<string, string> } {
+  const slots: Slot[] = [];
+  const iso = isoFormatter();
+  const durationMs = input.duration * MINUTE;
+  // Local days of slots, found by a cursor over the day boundaries (slots come in time order): in
+  // the report zone for availableDays, in the location's zone for the daily limits and weeks.
+  // Both answer what localDayFinder over those days answers.
+  let reportIndex = firstIndex - 1;
+  const reportLast = endIndex;
+  let locationIndex = 0;
+  const locationLast = locationDays.starts.length - 2;
+  const slotDays = new Uint8Array(reportDays.dates.length);
+  const dailyReason = new Map<string, string>();
+  const { service, timezoneName: zone } = input;
+  const { runStart, runEnd } = runs;
+  const limitCount = service.dailyBookingLimitCount;
+  const limitMinutes = service.dailyBookingLimitMinutes;
+  // BALANCED: each location day's ISO week, by integer arithmetic; near the midnight that starts a
+  // week (where a clock change might move the local date across it) Luxon decides, as before.
+  const balanced = input.roundRobin === 'BALANCED';
+  const weekOfDay = balanced ? locationDays.dates.map((_, i) => isoWeekOfDay(locationDays.first + i)) : [];
+
+  // Merge the runs by start: each step takes the smallest head and every run that starts there, in
+  // resource (id) order. The resources of a search share most slot starts, so a scan of the heads
+  // per distinct start is cheaper than a heap.
+  const position = Int32Array.from(runStart);
+  let live = Array.from(resources.keys()).filter((r) => runStart[r]! < runEnd[r]!);
+  const picked = new Int32Array(resources.length);
+  // The free resources at the current start, in id order: their ids and units left.
+  const ids = resources.map((r) => r.id);
+  const freeIds = ids.slice();
+  const freeUnits = new Float64Array(resources.length);
+  const { starts: runStarts, units: runUnits } = runs;
+  while (live.length > 0) {
+    let start = Infinity;
+    let count = 0;
+    // Indexed loops rather than for-of here and in the other hot loops: a process's first search
+    // runs them before they are optimised, where iterators cost far more.
+    for (let l = 0; l < live.length; l++) {
+      const r = live[l]!;
+      const head = runStarts[position[r]!]!;
+      if (head < start) {
+        start = head;
+        count = 0;
+        picked[count++] = r;
+      } else if (head === start) picked[count++] = r;
+    }
+    let exhausted = false;
+    for (let k = 0; k < count; k++) {
+      const r = picked[k]!;
+      const at = position[r]!;
+      freeIds[k] = ids[r]!;
+      freeUnits[k] = runUnits[at]!;
+      position[r] = at + 1;
+      if (at + 1 === runEnd[r]) exhausted = true;
+    }
+    if (exhausted) live = live.filter((r) => position[r]! < runEnd[r]!);
+
+    while (reportIndex < reportLast && reportDays.starts[reportIndex + 1]! <= start) reportIndex++;
+    while (locationIndex < locationLast && locationDays.starts[locationIndex + 1]! <= start) locationIndex++;
+    const date = reportDays.dates[reportIndex]!;
+    if (limitCount > 0 || limitMinutes > 0) {
+      const usage = input.dailyUsage[locationDays.dates[locationIndex]!] ?? { count: 0, minutes: 0 };
+      if (limitCount > 0 && usage.count >= limitCount) {
+        dailyReason.set(date, 'daily booking limit reached');
+        continue;
+      }
+      if (limitMinutes > 0 && limitMinutes - usage.minutes < input.duration) {
+        dailyReason.set(date, 'daily booked minutes limit reached');
+        continue;
+      }
+    }
+    let chosen: string[];
+    let remaining: number;
+    switch (input.roundRobin) {
+      case 'COMBINED': {
+        // Every resource free at once: the lists are both in id order, so equal length suffices.
+        if (resources.length === 0 || count !== resources.length) continue;
+        chosen = freeIds.slice(0, count);
+        remaining = Infinity;
+        for (let k = 0; k < count; k++) remaining = Math.min(remaining, freeUnits[k]!);
+        break;
+      }
+      case 'RANDOM': {
+        const index = Math.min(count - 1, Math.floor(random() * count));
+        chosen = [freeIds[index]!];
+        remaining = freeUnits[index]!;
+        break;
+      }
+      case 'BALANCED': {
+        const day = locationDays.first + locationIndex;
+        const nearWeekStart =
+          (weekdayOfDay(day) === 0 && start - locationDays.starts[locationIndex]! < CLOCK_CHANGE_MARGIN) ||
+          (weekdayOfDay(day + 1) === 0 && locationDays.starts[locationIndex + 1]! - start < CLOCK_CHANGE_MARGIN);
+        const week = nearWeekStart ? isoWeek(start, zone) : weekOfDay[locationIndex]!;
+        const minutesOfWeek = input.weeklyMinutes?.[week];
+        let best = 0;
+        let fewest = minutesOfWeek?.[freeIds[0]!] ?? 0;
+        // freeIds are in id order, so the first with the fewest minutes wins ties by id
+        for (let k = 1; k < count; k++) {
+          const minutes = minutesOfWeek?.[freeIds[k]!] ?? 0;
+          if (minutes < fewest) {
+            best = k;
+            fewest = minutes;
+          }
+        }
+        chosen = [freeIds[best]!];
+        remaining = freeUnits[best]!;
+        break;
+      }
+      default: {
+        chosen = freeIds.slice(0, count);
+        remaining = 0;
+        for (let k = 0; k < count; k++) remaining += freeUnits[k]!;
+      }
+    }
+    slotDays[reportIndex] = 1;
+    slots.push({ startTime: iso(start), endTime: iso(start + durationMs), resourceIds: chosen, remaining });
+  }
+  return { slots, slotDays, dailyReason };
+}
+
 export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
   const { service, timezoneName: zone } = input;
   const reportZone = input.reportZone ?? zone;
-  const rangeStart = localToMillis(input.startDate, '00:00', reportZone);
-  const rangeEnd = localToMillis(shiftDate(input.endDate, 1), '00:00', reportZone);
+  const firstDay = dayNumber(input.startDate);
+  const lastDay = dayNumber(input.endDate);
+  // An invalid date throws, as it did when dates were stepped with addDays.
+  if (Number.isNaN(firstDay) || Number.isNaN(lastDay)) throw new RangeError('Invalid time value');
+  // Local days, once per zone of the search: from two days before the first date to two after the
+  // last (schedules are read that much wider; see SCHEDULE_MARGIN_DAYS), plus the end of the last.
+  const zoneDaysCache = new Map<string, ZoneDays>();
+  const daysOf = (z: string) => {
+    let days = zoneDaysCache.get(z);
+    if (!days) {
+      days = zoneDays(z, firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+      zoneDaysCache.set(z, days);
+    }
+    return days;
+  };
+  const locationDays = daysOf(zone);
+  const reportDays = daysOf(reportZone);
+  // Index in reportDays of the first requested date, and of the day after the last.
+  const firstIndex = SCHEDULE_MARGIN_DAYS;
+  const endIndex = firstIndex + (lastDay - firstDay) + 1;
+  if (!(endIndex > firstIndex)) return { timezoneName: zone, availableTimes: [], availableDays: [] };
+  const rangeStart = reportDays.starts[firstIndex]!;
+  const rangeEnd = reportDays.starts[endIndex]!;
   // The slot grid is the location's: laid over whole location days, as the check of a time to hold
   // or book lays it (src/modules/appointments/slot.ts), then cut to the reported days. Laid from
   // another zone's midnight instead, a window open across that midnight would start a grid of its
@@ -349,104 +776,79 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
   // Sorted once by id: every list of free resources below is then built in order, never sorted.
   const resources = input.resources.filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
-  // Free candidates per resource, keyed by slot start.
-  const shared = sharedWindows(input);
-  const appointmentsByResource = new Map<string, ActiveAppointment[]>();
-  for (const appointment of input.appointments) {
-    for (const id of appointment.resourceIds) {
-      const list = appointmentsByResource.get(id) ?? [];
-      list.push(appointment);
-      appointmentsByResource.set(id, list);
-    }
-  }
-  // Busy time by resource, once: filtering the whole list per resource grew as resources squared.
-  const everyone = input.busy.filter((b) => b.resourceId === null);
-  const busyByResource = new Map<string, BusyInterval[]>();
-  for (const b of input.busy) {
-    if (b.resourceId === null) continue;
-    const list = busyByResource.get(b.resourceId) ?? [...everyone];
-    list.push(b);
-    busyByResource.set(b.resourceId, list);
-  }
-  // Per slot start: the free resources, in id order, with the units each has left.
-  const byStart = new Map<number, { end: number; ids: string[]; remaining: number[] }>();
-  for (const resource of resources) {
-    for (const candidate of resourceSlots(input, shared, resource, appointmentsByResource.get(resource.id) ?? [], busyByResource.get(resource.id) ?? everyone, gridStart, gridEnd)) {
-      if (candidate.start < rangeStart || candidate.start >= rangeEnd) continue;
-      if (candidate.start < earliest || candidate.start > latest) continue;
-      let entry = byStart.get(candidate.start);
-      if (!entry) {
-        entry = { end: candidate.end, ids: [], remaining: [] };
-        byStart.set(candidate.start, entry);
+  // Free slot starts per resource (none at all when the customer may book nothing).
+  // Free slot starts per resource (see Runs).
+  let runs: Pick<Runs, 'starts' | 'units'> = { starts: new Float64Array(0), units: new Float64Array(0) };
+  const runStart = new Int32Array(resources.length);
+  const runEnd = new Int32Array(resources.length);
+  if (!customerReason) {
+    const allocation = service.availabilityType === 'allocation';
+    const search: Search = {
+      serviceId: service.id,
+      durationMs: input.duration * MINUTE,
+      stepMs: (service.bookingInterval ?? input.duration) * MINUTE,
+      paddingMs: service.padding * MINUTE,
+      paddingMayOverflow: input.allowPaddingOverflow ?? service.allowPaddingOverflow,
+      bookingsPerSlot: service.bookingsPerSlot,
+      allocation,
+      lowest: Math.max(rangeStart, earliest),
+      rangeEnd,
+      latest,
+    };
+    const grid = [{ start: gridStart, end: gridEnd }];
+    // The location and service layers, shared by every resource: null when neither constrains.
+    // Schedules are read wider than the range, because a resource in another zone may open on a
+    // different local date; windows are clipped to the grid.
+    let shared: Interval[] | null = null;
+    if (!allocation) {
+      const from = firstDay - SCHEDULE_MARGIN_DAYS;
+      const to = lastDay + SCHEDULE_MARGIN_DAYS;
+      if (input.locationWeekly) shared = scheduleWindows(input.locationWeekly, locationDays, from, to);
+      if (service.weeklyAvailability) {
+        const layer = scheduleWindows(service.weeklyAvailability, locationDays, from, to);
+        shared = shared ? intersect(shared, layer) : layer;
       }
-      entry.ids.push(resource.id);
-      entry.remaining.push(candidate.remaining);
+    }
+    const windowsOf = resources.map((resource) => {
+      if (allocation) {
+        // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
+        return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
+      }
+      let open = shared;
+      if (resource.weeklyAvailability) {
+        const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+        open = open ? intersect(open, own) : own;
+      }
+      return open ? intersect(open, grid) : [];
+    });
+    const candidates = candidateStarts(search, windowsOf);
+    // Resources by id (resources with the same id share appointments and busy time), and the
+    // groups of distinct ids that busy time is sorted into. A plain object is the faster lookup.
+    const resourcesOf = Object.create(null) as Record<string, number[]>;
+    const groupOf = new Map<string, number>();
+    for (const [r, resource] of resources.entries()) {
+      (resourcesOf[resource.id] ??= []).push(r);
+      if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
+    }
+    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from);
+    const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
+    runs = { starts: candidates.starts, units: new Float64Array(candidates.starts.length) };
+    for (const [r, resource] of resources.entries()) {
+      runStart[r] = candidates.from[r]!;
+      runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);
     }
   }
 
-  const slots: Slot[] = [];
-  // Local day of an instant by binary search over the range's day boundaries (no zone math per slot):
-  // in the report zone for availableDays, in the location's zone for the daily limits.
-  const dayOf = localDayFinder(shiftDate(input.startDate, -1), shiftDate(input.endDate, 1), reportZone);
-  const locationDayOf =
-    reportZone === zone ? dayOf : localDayFinder(shiftDate(input.startDate, -SCHEDULE_MARGIN_DAYS), shiftDate(input.endDate, SCHEDULE_MARGIN_DAYS), zone);
-  const dailyReason = new Map<string, string>();
-  for (const start of [...byStart.keys()].sort((a, b) => a - b)) {
-    const { end, ids, remaining: units } = byStart.get(start)!;
-    if (customerReason) break;
-    const date = dayOf(start);
-    const usage = input.dailyUsage[locationDayOf(start)] ?? { count: 0, minutes: 0 };
-    if (service.dailyBookingLimitCount > 0 && usage.count >= service.dailyBookingLimitCount) {
-      dailyReason.set(date, 'daily booking limit reached');
-      continue;
-    }
-    if (service.dailyBookingLimitMinutes > 0 && service.dailyBookingLimitMinutes - usage.minutes < input.duration) {
-      dailyReason.set(date, 'daily booked minutes limit reached');
-      continue;
-    }
-    let chosen: string[];
-    let remaining: number;
-    switch (input.roundRobin) {
-      case 'COMBINED': {
-        // Every resource free at once: the lists are both in id order, so equal length suffices.
-        if (resources.length === 0 || ids.length !== resources.length) continue;
-        chosen = ids;
-        remaining = Math.min(...units);
-        break;
-      }
-      case 'RANDOM': {
-        const index = Math.min(ids.length - 1, Math.floor(random() * ids.length));
-        chosen = [ids[index]!];
-        remaining = units[index]!;
-        break;
-      }
-      case 'BALANCED': {
-        const week = isoWeek(start, zone);
-        const minutes = (id: string) => input.weeklyMinutes?.[week]?.[id] ?? 0;
-        let best = 0;
-        // ids are in id order, so the first with the fewest minutes wins ties by id
-        for (let k = 1; k < ids.length; k++) if (minutes(ids[k]!) < minutes(ids[best]!)) best = k;
-        chosen = [ids[best]!];
-        remaining = units[best]!;
-        break;
-      }
-      default: {
-        chosen = ids;
-        remaining = 0;
-        for (const unit of units) remaining += unit;
-      }
-    }
-    slots.push({ startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), resourceIds: chosen, remaining });
-  }
+  const { slots, slotDays, dailyReason } = emitSlots(input, resources, { ...runs, runStart, runEnd }, reportDays, locationDays, firstIndex, endIndex, random);
 
   const days: DayAvailability[] = [];
   const holidayNames = new Map((input.holidays ?? []).map((h) => [h.date, h.name]));
-  const slotDays = new Set(slots.map((slot) => dayOf(Date.parse(slot.startTime))));
-  for (let date = input.startDate; date <= input.endDate; date = shiftDate(date, 1)) {
-    const dayEnd = localToMillis(shiftDate(date, 1), '00:00', reportZone);
-    const dayStart = localToMillis(date, '00:00', reportZone);
+  for (let index = firstIndex; index < endIndex; index++) {
+    const date = reportDays.dates[index]!;
+    const dayStart = reportDays.starts[index]!;
+    const dayEnd = reportDays.starts[index + 1]!;
     let reason: string | null = null;
-    if (!slotDays.has(date)) {
+    if (!slotDays[index]) {
       if (customerReason) reason = customerReason;
       else if (dayEnd <= earliest) reason = 'in the past or inside the minimum lead time';
       else if (dayStart > latest) reason = 'beyond the book-ahead period';

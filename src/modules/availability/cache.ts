@@ -19,7 +19,8 @@ const gzip = promisify(gzipCallback);
  * Shared through Redis when REDIS_URL is set (every instance sees every bump), in process otherwise.
  *
  * Answers are kept gzip-compressed (issue 18): a 7-day answer for 50 resources is about 400 KB of
- * JSON, mostly repeated resource ids, and about a tenth of that compressed. A cached search whose
+ * JSON, mostly repeated resource ids, and a fiftieth of that compressed (Redis keeps only the
+ * compressed bytes; the process's own cache keeps the text too). A cached search whose
  * client accepts gzip is sent those bytes as they are (writing and reading 400 KB was most of a
  * cached search's time); any other client gets the text back. Each entry is compressed once, off
  * the request's path (zlib's thread pool): `set` returns at once, and a `get` of the same key in
@@ -34,13 +35,16 @@ export interface TouchedEntities {
   customers?: string[];
 }
 
-/** A cached answer: the JSON text, gzip-compressed. */
+/** A cached answer: the JSON text gzip-compressed, and the text itself where it is kept too. */
 export class CachedAnswer {
-  constructor(readonly gzip: Buffer) {}
+  constructor(
+    readonly gzip: Buffer,
+    private readonly json?: string,
+  ) {}
 
   /** The JSON text, for a client that does not accept gzip (and for callers that read the answer). */
   text(): string {
-    return gunzipSync(this.gzip).toString('utf8');
+    return this.json ?? gunzipSync(this.gzip).toString('utf8');
   }
 }
 
@@ -115,7 +119,9 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
       const write = gzip(json).then((compressed) => {
         // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-        entries.set(key, { value: new CachedAnswer(compressed), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+        // The text is kept beside the bytes: decompressing a month's answer for a client that does
+        // not take gzip cost more than the cache saved it (the string is there anyway).
+        entries.set(key, { value: new CachedAnswer(compressed, json), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
       });
       return writes.add(key, write);
     },

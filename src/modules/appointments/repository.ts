@@ -164,26 +164,19 @@ export const appointmentRepository = {
    * statement, when all are in.)
    */
   async insert(db: Db, row: Insertable<AppointmentsTable>, resourceIds: string[], timezoneName: string, events: OutboxEvent[] = []): Promise<AppointmentRow> {
-    const links = resourceIds.map((resourceId) => ({
-      companyId: row.companyId,
-      appointmentId: row.id,
-      resourceId,
-      startTime: row.startTime,
-      endTime: row.endTime,
-      status: row.status,
-      expiresAt: row.expiresAt ?? null,
-      // Copies availability reads without a join (migrations/0014).
-      serviceId: row.serviceId,
-      duration: row.duration,
-      padding: row.padding ?? 0,
-    }));
-    // Each `with` widens the query's table types; the casts keep one variable, as only 'created' is read.
-    let query = db.with('created', (q) => q.insertInto('appointments').values(row).returningAll());
-    if (links.length > 0) query = query.with('links', (q) => q.insertInto('appointmentResources').values(links).returning('resourceId')) as unknown as typeof query;
-    if (events.length > 0) query = query.with('events', (q) => q.insertInto('outboxEvents').values(outboxRows(events)).returning('id')) as unknown as typeof query;
-    const created = await query.selectFrom('created').selectAll().executeTakeFirstOrThrow();
+    // Columns whose value is undefined are left to their defaults, as Kysely's values() leaves them.
+    const rowColumns = Object.keys(row).filter((column) => row[column as keyof typeof row] !== undefined).sort();
+    const outbox = outboxRows(events);
+    const eventColumns = outbox.length > 0 ? Object.keys(outbox[0]!).sort() : [];
+    const values: Record<string, unknown> = { linkExpiresAt: row.expiresAt ?? null, linkPadding: row.padding ?? 0 };
+    for (const column of rowColumns) values[`row.${column}`] = row[column as keyof typeof row];
+    resourceIds.forEach((resourceId, i) => (values[`resource.${i}`] = resourceId));
+    outbox.forEach((event, i) => {
+      for (const column of eventColumns) values[`event.${i}.${column}`] = event[column as keyof typeof event];
+    });
+    const [created] = await insertStatement(db, { rowColumns, resources: resourceIds.length, events: outbox.length, eventColumns }, values);
     // In the order byIds answers them (resource_id order; ids are lowercase, so as strings too).
-    return { ...created, timezoneName, resourceIds: [...resourceIds].sort() };
+    return { ...created!, timezoneName, resourceIds: [...resourceIds].sort() };
   },
 
   /**
@@ -398,6 +391,37 @@ const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOr
 const countStatement = reusableQuery<FilterShape, Record<string, unknown>, { total: number }>(
   (db, shape, value) => filtered(db, shape, value).select((eb) => eb.fn.countAll<number>().as('total')).compile(),
   ({ sort: _sort, order: _order, ...shape }: FilterShape & { sort?: unknown; order?: unknown }) => shapeKey(shape),
+);
+
+/**
+ * The insert of a booking (appointmentRepository.insert), compiled once per shape: the columns the
+ * row sets, how many resources and outbox events go in with it. Building it with Kysely was about
+ * 0.4 ms of Node.js time per booking (issue 18).
+ */
+const insertStatement = reusableQuery<{ rowColumns: string[]; resources: number; events: number; eventColumns: string[] }, Record<string, unknown>, Selectable<AppointmentsTable>>(
+  (db, shape, value) => {
+    const row = Object.fromEntries(shape.rowColumns.map((column) => [column, value(`row.${column}`)])) as Insertable<AppointmentsTable>;
+    const links = Array.from({ length: shape.resources }, (_, i) => ({
+      companyId: value<string>('row.companyId'),
+      appointmentId: value<string>('row.id'),
+      resourceId: value<string>(`resource.${i}`),
+      startTime: value<Date>('row.startTime'),
+      endTime: value<Date>('row.endTime'),
+      status: value<AppointmentStatus>('row.status'),
+      expiresAt: value<Date | null>('linkExpiresAt'),
+      // Copies availability reads without a join (migrations/0014).
+      serviceId: value<string>('row.serviceId'),
+      duration: value<number>('row.duration'),
+      padding: value<number>('linkPadding'),
+    }));
+    const events = Array.from({ length: shape.events }, (_, i) => Object.fromEntries(shape.eventColumns.map((column) => [column, value(`event.${i}.${column}`)])) as ReturnType<typeof outboxRows>[number]);
+    // Each `with` widens the query's table types; the casts keep one variable, as only 'created' is read.
+    let query = db.with('created', (q) => q.insertInto('appointments').values(row).returningAll());
+    if (links.length > 0) query = query.with('links', (q) => q.insertInto('appointmentResources').values(links).returning('resourceId')) as unknown as typeof query;
+    if (events.length > 0) query = query.with('events', (q) => q.insertInto('outboxEvents').values(events).returning('id')) as unknown as typeof query;
+    return query.selectFrom('created').selectAll().compile();
+  },
+  (shape) => JSON.stringify(shape),
 );
 
 /** The next `limit` of a keyset walk (and one more, to tell whether more follow), as JSON text with the last position. */

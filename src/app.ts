@@ -198,6 +198,8 @@ export async function buildApp({ config, database, secrets, redis, isDraining = 
   app.addHook('onClose', async () => {
     email.close();
     sms.close();
+    // Answers still being compressed and stored (cache.ts) finish before Redis is closed under them.
+    await availabilityCache.close();
   });
   const touch = availabilityCache.touch.bind(availabilityCache);
   const externalCalendars = createExternalCalendarEngine({ db: database.db, config, secrets, repositories, touch, log: app.log });

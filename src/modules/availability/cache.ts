@@ -61,6 +61,10 @@ function pendingWrites() {
     async settled(key: string): Promise<void> {
       await pending.get(key);
     },
+    /** Every write still running, so that closing waits for them instead of cutting Redis under them. */
+    async drain(): Promise<void> {
+      await Promise.all(pending.values());
+    },
   };
 }
 
@@ -125,7 +129,7 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
       });
       return writes.add(key, write);
     },
-    async close() {},
+    close: () => writes.drain(),
   };
 }
 
@@ -182,7 +186,7 @@ export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error:
         );
       return writes.add(key, write);
     },
-    async close() {},
+    close: () => writes.drain(),
   };
 }
 

@@ -304,6 +304,22 @@ describe('compressed answers', () => {
     // `*` takes any encoding: gzip.
     assert.equal((await get('*')).headers['content-encoding'], 'gzip');
   });
+
+  test('closing the cache waits for answers still being compressed and stored, so Redis is not closed under them', async () => {
+    let stored = false;
+    const redis = {
+      status: 'ready',
+      set: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        stored = true;
+        return 'OK';
+      },
+    } as unknown as Redis;
+    const cache = createRedisAvailabilityCache(createRedisGuard(redis, { timeoutMs: 1000, breakerFailures: 3, breakerCooldownMs: 1000 }));
+    void cache.set('slotwise:az:c:k', JSON.stringify({ availableTimes: 'x'.repeat(100_000) }));
+    await cache.close();
+    assert.equal(stored, true);
+  });
 });
 
 describe('cache keys', () => {

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { App } from '../../platform/http/types.js';
+import { sendJsonText } from '../../platform/http/types.js';
 import { Security, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { badRequest, validationError } from '../../platform/errors.js';
@@ -64,8 +65,8 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
       // The schema leaves CustomerId out, but unknown query parameters are not refused: read it anyway.
       const { CustomerId, ...query }: AvailabilitySearch = request.query;
       if (CustomerId !== undefined) throw validationError('query', 'CustomerId', 'CustomerId is not accepted on public routes');
-      const answer = await availability.answer(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true, gzip: acceptsGzip(request.headers['accept-encoding']) });
-      return sendAnswer(reply, answer);
+      const answer = await availability.answer(principal.companyId, null, { ...query, ResourceIds: resourceIdList(query.ResourceIds) }, { onlineOnly: true });
+      return sendAnswer(request.headers['accept-encoding'], reply, answer);
     },
   );
 
@@ -85,25 +86,25 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
     },
     async (request, reply) => {
       const principal = requireCompany(request.principal);
-      const answer = await availability.answer(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) }, { gzip: acceptsGzip(request.headers['accept-encoding']) });
-      return sendAnswer(reply, answer);
+      const answer = await availability.answer(principal.companyId, principal, { ...request.query, ResourceIds: resourceIdList(request.query.ResourceIds) });
+      return sendAnswer(request.headers['accept-encoding'], reply, answer);
     },
   );
 }
 
-/** Whether the client's Accept-Encoding takes gzip over the uncompressed answer (q-values honoured). */
-function acceptsGzip(header: string | undefined): boolean {
-  return header !== undefined && negotiate(header, ['gzip', 'identity']) === 'gzip';
-}
-
 /**
- * Sends an availability answer as it is (a string or Buffer payload is not serialised again): JSON
- * text, or a cached answer's gzip bytes with Content-Encoding. The answer varies with
+ * Sends an availability answer as it is (a string or Buffer payload is not serialised again): a
+ * cached answer's gzip bytes with Content-Encoding when the client's Accept-Encoding takes gzip over
+ * the uncompressed answer (q-values honoured), else JSON text. The answer varies with
  * Accept-Encoding either way, for caches between us and the client.
  */
-function sendAnswer(reply: FastifyReply, answer: SearchAnswer): FastifyReply {
-  reply.type('application/json; charset=utf-8').header('vary', 'Accept-Encoding');
-  return 'gzip' in answer ? reply.header('content-encoding', 'gzip').send(answer.gzip) : reply.send(answer.json);
+function sendAnswer(acceptEncoding: string | undefined, reply: FastifyReply, answer: SearchAnswer): FastifyReply {
+  reply.header('vary', 'Accept-Encoding');
+  if (!('cached' in answer)) return sendJsonText(reply, answer.json);
+  if (acceptEncoding !== undefined && negotiate(acceptEncoding, ['gzip', 'identity']) === 'gzip') {
+    return reply.type('application/json; charset=utf-8').header('content-encoding', 'gzip').send(answer.cached.gzip);
+  }
+  return sendJsonText(reply, answer.cached.text());
 }
 
 /** GET /v3/unavailability and its deprecated alias /v3/unavailability/calendar. */

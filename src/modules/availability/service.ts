@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import { gunzipSync } from 'node:zlib';
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
 import { validationError } from '../../platform/errors.js';
@@ -8,7 +7,7 @@ import type { Db } from '../../platform/database/index.js';
 import { computeAvailability } from '../../domain/availability.js';
 import type { AvailabilityResult } from '../../domain/availability.js';
 import { allowedDurations } from '../../domain/service-rules.js';
-import type { AvailabilityCache } from './cache.js';
+import type { AvailabilityCache, CachedAnswer } from './cache.js';
 import { engineInput, loadEngineInputs } from './inputs.js';
 import type { EngineReads } from './inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from './target.js';
@@ -98,12 +97,10 @@ export function compactAnswer(result: AvailabilityResult): CompactAvailabilityRe
 export interface SearchOptions {
   /** Public booking pages see only services with showOnline. */
   onlineOnly?: boolean;
-  /** The client accepts gzip: a cached answer may come as its stored gzip bytes. */
-  gzip?: boolean;
 }
 
-/** An answer as JSON text, or as gzip-compressed JSON text. */
-export type SearchAnswer = { json: string } | { gzip: Buffer };
+/** An answer just computed (JSON text), or one from the cache (its text and its gzip bytes). */
+export type SearchAnswer = { json: string } | { cached: CachedAnswer };
 
 export function createAvailabilityService(deps: AvailabilityDeps) {
   const { repository } = deps;
@@ -127,7 +124,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   }
 
   /** `onlineOnly`: public booking pages see only services with showOnline. */
-  async function answer(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: SearchOptions): Promise<SearchAnswer> {
+  async function answer(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: SearchOptions = {}): Promise<SearchAnswer> {
     // Floored to the minute for every search, cached or not, so the cache cannot change an answer.
     const nowMs = Math.floor(clock() / 60_000) * 60_000;
     const prepared = await prepare(companyId, principal, search, nowMs, options.onlineOnly ?? false);
@@ -153,7 +150,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     // seed (searchKey) leaves it out, so both forms pick the same resource.
     const key = await deps.cache.keyFor(companyId, entities, search.format === 'compact' ? { ...searchKey, f: 'compact' } : searchKey);
     const cached = await deps.cache.get(key);
-    if (cached) return options.gzip ? { gzip: cached.gzip } : { json: cached.text() };
+    if (cached) return { cached };
 
     // Busy time, appointments and allocations are loaded over the location dates the range covers.
     const reportZone = search.timezone ?? prepared.zone;
@@ -189,14 +186,14 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
 
   /** The answer as JSON text (a cached one is decompressed). */
   async function searchJson(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<string> {
-    const result = await answer(companyId, principal, search, { ...options, gzip: false });
-    return 'json' in result ? result.json : gunzipSync(result.gzip).toString('utf8');
+    const result = await answer(companyId, principal, search, options);
+    return 'json' in result ? result.json : result.cached.text();
   }
 
   return {
     /**
-     * The answer for a route to send: JSON text, or with `gzip` (the client accepts it) a cached
-     * answer's gzip bytes as they are stored, never decompressed, parsed or serialised again.
+     * The answer for a route to send: JSON text, or a cached answer, whose gzip bytes go as they
+     * are stored to a client that takes gzip, never decompressed, parsed or serialised again.
      */
     answer,
 

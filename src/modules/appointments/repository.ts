@@ -261,9 +261,9 @@ export const appointmentRepository = {
    * as toApi answers it: appointmentJson), with the total.
    */
   async pageJson(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, offset: number): Promise<{ data: string; total: number }> {
-    const shape = { ...filterShape(filters), sort, order };
+    const shape = filterShape(filters);
     const values = { ...filterValues(companyId, filters), limit, offset };
-    const [page, count] = await Promise.all([pageStatement(db, shape, values), countStatement(db, shape, values)]);
+    const [page, count] = await Promise.all([pageStatement(db, { ...shape, sort, order }, values), countStatement(db, shape, values)]);
     return { data: page[0]!.data, total: Number(count[0]!.total) };
   },
 
@@ -390,7 +390,7 @@ const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOr
 
 const countStatement = reusableQuery<FilterShape, Record<string, unknown>, { total: number }>(
   (db, shape, value) => filtered(db, shape, value).select((eb) => eb.fn.countAll<number>().as('total')).compile(),
-  ({ sort: _sort, order: _order, ...shape }: FilterShape & { sort?: unknown; order?: unknown }) => shapeKey(shape),
+  shapeKey,
 );
 
 /**

@@ -1,10 +1,15 @@
 // A frozen copy of the availability engine as it was before it was made faster (commit a01f6dc,
-// src/domain/availability.ts, with the helpers it used from src/domain/local-time.ts), kept only as
-// the oracle of test/domain/availability-oracle.test.ts: the engine must answer exactly as this does.
-// Do not change it to follow the engine; it is the reference the engine is checked against.
+// src/domain/availability.ts), kept only as the oracle of test/domain/availability-oracle.test.ts:
+// the engine must answer exactly as this does. Do not change it to follow the engine; it is the
+// reference the engine is checked against. The helpers the fast engine did not rewrite, each with
+// tests of its own, are called where they live: the interval helpers and the capacity rule
+// (slotOccupancy, which the booking check also uses) from the engine's module, wall-clock time and
+// calendar dates from src/domain/local-time.ts.
 import { DateTime } from 'luxon';
 import { WEEKDAYS } from '../../src/domain/weekly-availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
+import { intersect, normalise, slotOccupancy } from '../../src/domain/availability.js';
+import { addDays, localDayFinder, localToMillis, weekdayIndex } from '../../src/domain/local-time.js';
 import type {
   ActiveAppointment, AvailabilityInput, AvailabilityResult, BusyInterval, DayAvailability, EngineResource, EngineService, Interval, Slot,
 } from '../../src/domain/availability.js';
@@ -12,33 +17,6 @@ import type {
 // The rules are those written at the head of src/domain/availability.ts.
 
 const MINUTE = 60_000;
-
-/** Intersection of two sorted lists of disjoint intervals. */
-function intersect(a: Interval[], b: Interval[]): Interval[] {
-  const out: Interval[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const start = Math.max(a[i]!.start, b[j]!.start);
-    const end = Math.min(a[i]!.end, b[j]!.end);
-    if (start < end) out.push({ start, end });
-    if (a[i]!.end < b[j]!.end) i++;
-    else j++;
-  }
-  return out;
-}
-
-/** Sorted, merged. */
-function normalise(intervals: Interval[]): Interval[] {
-  const sorted = intervals.filter((x) => x.end > x.start).sort((x, y) => x.start - y.start);
-  const out: Interval[] = [];
-  for (const x of sorted) {
-    const last = out[out.length - 1];
-    if (last && x.start <= last.end) last.end = Math.max(last.end, x.end);
-    else out.push({ ...x });
-  }
-  return out;
-}
 
 /** A weekly schedule as instants over local dates [from, to] (dates in `zone`). */
 function weeklyWindows(schedule: WeeklySchedule, zone: string, from: string, to: string): Interval[] {
@@ -158,23 +136,6 @@ function resourceSlots(
     }
   }
   return out;
-}
-
-/**
- * What other appointments do to one slot of one resource (the capacity rule): appointments of the
- * same service at exactly this start and end share it (one unit each); any other overlap, padding
- * included, blocks it. `sorted` is by start; the scan begins at `from` (earlier ones cannot reach).
- */
-function slotOccupancy(sorted: ActiveAppointment[], from: number, serviceId: string, start: number, end: number, occupiedUntil: number): { sharing: number; blocked: boolean } {
-  let sharing = 0;
-  let blocked = false;
-  for (let k = from; k < sorted.length && sorted[k]!.start < occupiedUntil; k++) {
-    const a = sorted[k]!;
-    if (a.end + a.padding * MINUTE <= start) continue;
-    if (a.serviceId === serviceId && a.start === start && a.end === end) sharing++;
-    else blocked = true;
-  }
-  return { sharing, blocked };
 }
 
 function isoWeek(ms: number, zone: string): string {
@@ -320,68 +281,4 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
     days.push(reason === 'holiday' ? { date, available: false, reason, holidayName: holidayNames.get(date)! } : { date, available: reason === null, reason });
   }
   return { timezoneName: zone, availableTimes: slots, availableDays: days };
-}
-
-// --- from src/domain/local-time.ts ---
-
-// Zone offset lookups are the slow part of Luxon (Intl formatting). The answer for a (date, time,
-// zone) never changes, so it is remembered; the table is bounded and simply starts over when full.
-const MEMO_LIMIT = 200_000;
-const memo = new Map<string, number>();
-
-/** localToInstant as epoch milliseconds, remembered. */
-function localToMillis(date: string, time: string, zone: string): number {
-  const key = `${zone}|${date}|${time}`;
-  const known = memo.get(key);
-  if (known !== undefined) return known;
-  const millis = resolve(date, time, zone).toMillis();
-  if (memo.size >= MEMO_LIMIT) memo.clear();
-  memo.set(key, millis);
-  return millis;
-}
-
-function resolve(date: string, time: string, zone: string): DateTime {
-  // "24:00" is the next date's 00:00 resolved on its own: adding a day to this date's midnight
-  // would carry a skipped midnight's shift (Santiago's 00:00 -> 01:00) into the next day.
-  if (time === '24:00') return resolve(addDays(date, 1), '00:00', zone);
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  const [hour, minute] = time.split(':').map(Number) as [number, number];
-  const local = DateTime.fromObject({ year, month, day, hour, minute }, { zone });
-  const candidates = local.getPossibleOffsets();
-  if (candidates.length > 1) return candidates.reduce((a, b) => (a.toMillis() <= b.toMillis() ? a : b));
-  return local;
-}
-
-const DAY_MS = 86_400_000;
-
-/** 'YYYY-MM-DD' plus whole days. Calendar dates have no zone, so plain UTC arithmetic is exact. */
-function addDays(date: string, days: number): string {
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(year, month - 1, day) + days * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** Weekday of a calendar date: 0 = Monday … 6 = Sunday (the order of WEEKDAYS). */
-function weekdayIndex(date: string): number {
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  return (new Date(Date.UTC(year, month - 1, day)).getUTCDay() + 6) % 7;
-}
-
-/**
- * The local date of instants between two dates (inclusive, in `zone`), without a zone lookup per
- * instant: the day boundaries are computed once and each instant is placed by binary search.
- * Instants outside the range answer the nearest day of it.
- */
-function localDayFinder(fromDate: string, toDate: string, zone: string): (ms: number) => string {
-  const days: Array<{ date: string; start: number }> = [];
-  for (let date = fromDate; date <= toDate; date = addDays(date, 1)) days.push({ date, start: localToMillis(date, '00:00', zone) });
-  return (ms) => {
-    let low = 0;
-    let high = days.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (days[mid]!.start <= ms) low = mid;
-      else high = mid - 1;
-    }
-    return days[low]!.date;
-  };
 }

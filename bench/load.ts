@@ -40,12 +40,12 @@ import { DateTime } from 'luxon';
 import pg from 'pg';
 import { SECRET_NAMES } from '../src/platform/config.js';
 import { reachableRedis } from './reachable-redis.js';
-import { SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
 /** The service as `npm start` runs it: built by scripts/build.mjs into dist/, run by plain node. */
 const SERVER = await buildService();
-/** npm start's V8 settings; BENCH_SERVER_NODE_FLAGS (space-separated, may be empty) measures others. */
+/** npm start's V8 settings; BENCH_SERVER_NODE_FLAGS (space-separated, may be empty) measures others (and MALLOC_ARENA_MAX set here, another arena count). */
 const NODE_FLAGS = process.env.BENCH_SERVER_NODE_FLAGS !== undefined ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ').filter(Boolean) : SERVER_NODE_FLAGS;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -114,7 +114,7 @@ async function startServer(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, [...NODE_FLAGS, SERVER], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...SERVER_ENVIRONMENT, ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // The last 200 KB of the server's output, for a diagnosis when something goes wrong.
@@ -557,7 +557,7 @@ async function main() {
   }
 
   table(phases);
-  console.log(`\nResident memory of one instance (Node.js ${process.version}, node ${NODE_FLAGS.join(" ") || "(no V8 flags)"} dist/server.js, the server alone, autocannon runs in this process):`);
+  console.log(`\nResident memory of one instance (Node.js ${process.version}, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? SERVER_ENVIRONMENT.MALLOC_ARENA_MAX} node ${NODE_FLAGS.join(" ") || "(no V8 flags)"} dist/server.js, the server alone, autocannon runs in this process):`);
   for (const line of memoryReports) console.log(`  ${line}`);
   console.log(`\n${(slotsUsed ?? 0).toLocaleString('en-US')} slots handed out to holds and bookings. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);
   if (problems.length > 0) {

@@ -46,7 +46,7 @@ import pg from 'pg';
 import { httpClient, percentile, runClients, seedTenant } from './booking.js';
 import type { Answer, Tenant } from './booking.js';
 import { reachableRedis } from './reachable-redis.js';
-import { SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS, buildService } from '../scripts/build.mjs';
 import { withThrowawayPostgres } from './throwaway-postgres.js';
 import type { ThrowawayPostgres } from './throwaway-postgres.js';
 import { freePort } from '../test/helpers/ports.js';
@@ -285,7 +285,7 @@ interface Instance {
 
 async function startInstance(index: number, env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
-  const running = launch(`instance ${index}`, process.execPath, [...SERVER_NODE_FLAGS, SERVER], { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) });
+  const running = launch(`instance ${index}`, process.execPath, [...SERVER_NODE_FLAGS, SERVER], { ...SERVER_ENVIRONMENT, ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 480; i++) {
     try {

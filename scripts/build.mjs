@@ -168,6 +168,15 @@ function asciiOnly(text, path) {
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=15'];
 
+/**
+ * Environment of the server process, beside the V8 settings: glibc's malloc keeps an arena per
+ * thread that allocates (up to 8 per core), and the libuv thread pool (zlib compressing cached
+ * availability answers, crypto) left freed memory in arenas of their own. Two arenas took bench:load
+ * from a peak of 202-205 MB resident to 183 MB with no fewer requests per second (docs/performance.md,
+ * issue 18, fifth pass). Ignored where the C library is not glibc.
+ */
+export const SERVER_ENVIRONMENT = { MALLOC_ARENA_MAX: '2' };
+
 /** The service's entry points, built into dist/ by `npm start` and `npm run build`. */
 export const SERVICE_ENTRY_POINTS = ['src/server.ts', 'src/cli/admin-main.ts'];
 

@@ -171,9 +171,9 @@ export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-per
 /**
  * Environment of the server process, beside the V8 settings: glibc's malloc keeps an arena per
  * thread that allocates (up to 8 per core), and the libuv thread pool (zlib compressing cached
- * availability answers, crypto) left freed memory in arenas of their own. Two arenas took bench:load
- * from a peak of 202-205 MB resident to 183 MB with no fewer requests per second (docs/performance.md,
- * issue 18, fifth pass). Ignored where the C library is not glibc.
+ * availability answers, crypto) left freed memory in arenas of their own. Two arenas took bench:load's
+ * peak from 200-205 MB resident to 182-184 MB with no fewer requests per second (docs/performance.md,
+ * "Issue 18, fifth pass"). Ignored where the C library is not glibc.
  */
 export const SERVER_ENVIRONMENT = { MALLOC_ARENA_MAX: '2' };
 

@@ -6,7 +6,7 @@ import { sendJsonText } from '../../platform/http/types.js';
 import { Security, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { badRequest, validationError } from '../../platform/errors.js';
-import negotiate from '@fastify/accept-negotiator';
+import Negotiator from 'negotiator';
 import type { FastifyReply } from 'fastify';
 import type { AvailabilityService, SearchAnswer } from './service.js';
 import type { CalendarService } from './calendar.js';
@@ -95,13 +95,14 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
 /**
  * Sends an availability answer as it is (a string or Buffer payload is not serialised again): a
  * cached answer's gzip bytes with Content-Encoding when the client's Accept-Encoding takes gzip over
- * the uncompressed answer (q-values honoured), else JSON text. The answer varies with
+ * the uncompressed answer (RFC 9110: q-values, a coding named refuses `*`, names in any case, by
+ * jshttp's negotiator), else JSON text. The answer varies with
  * Accept-Encoding either way, for caches between us and the client.
  */
 function sendAnswer(acceptEncoding: string | undefined, reply: FastifyReply, answer: SearchAnswer): FastifyReply {
   reply.header('vary', 'Accept-Encoding');
   if (!('cached' in answer)) return sendJsonText(reply, answer.json);
-  if (acceptEncoding !== undefined && negotiate(acceptEncoding, ['gzip', 'identity']) === 'gzip') {
+  if (acceptEncoding !== undefined && new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encoding(['gzip', 'identity']) === 'gzip') {
     return reply.type('application/json; charset=utf-8').header('content-encoding', 'gzip').send(answer.cached.gzip);
   }
   return sendJsonText(reply, answer.cached.text());

@@ -295,14 +295,15 @@ describe('compressed answers', () => {
     assert.equal(gunzipSync(compressed.rawPayload).toString('utf8'), text);
     assert.ok(compressed.rawPayload.length < text.length / 4, `${compressed.rawPayload.length} bytes compressed of ${text.length}`);
 
-    for (const acceptEncoding of [undefined, 'identity', 'br', 'gzip;q=0, identity', 'gzip;q=0.5, identity']) {
+    // gzip refused by name wins over `*` (RFC 9110 12.5.3): such a client never gets gzip.
+    for (const acceptEncoding of [undefined, '', 'identity', 'br', 'gzip;q=0, identity', 'gzip;q=0.5, identity', '*;q=0.5, gzip;q=0', 'gzip;q=abc']) {
       const plain = await get(acceptEncoding);
       assert.equal(plain.statusCode, 200);
       assert.equal(plain.headers['content-encoding'], undefined, String(acceptEncoding));
       assert.equal(plain.body, text, String(acceptEncoding));
     }
-    // `*` takes any encoding: gzip.
-    assert.equal((await get('*')).headers['content-encoding'], 'gzip');
+    // `*` takes any encoding, and content codings are names in any case: gzip.
+    for (const acceptEncoding of ['*', 'identity;q=0, *', 'GZIP']) assert.equal((await get(acceptEncoding)).headers['content-encoding'], 'gzip', acceptEncoding);
   });
 
   test('closing the cache waits for answers still being compressed and stored, so Redis is not closed under them', async () => {

@@ -174,7 +174,14 @@ export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error:
         onError(error, 'get');
         return null;
       });
-      return stored ? new CachedAnswer(stored) : null;
+      if (!stored) return null;
+      // Not gzip (another writer, or damage): a miss, never a 500 when it is decompressed or
+      // garbage sent as gzip. Computing the answer again stores it afresh.
+      if (stored.length < 2 || stored[0] !== 0x1f || stored[1] !== 0x8b) {
+        onError(new Error(`not a gzip stream at ${key}`), 'get');
+        return null;
+      }
+      return new CachedAnswer(stored);
     },
     set(key, json) {
       if (key === NO_KEY) return Promise.resolve();

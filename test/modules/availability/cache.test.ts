@@ -323,6 +323,20 @@ describe('compressed answers', () => {
   });
 });
 
+test('a stored value that is not gzip is a miss, told to onError, not an answer', async () => {
+  const errors: string[] = [];
+  const values: Record<string, Buffer> = { 'slotwise:az:c:text': Buffer.from('{"availableTimes":[]}'), 'slotwise:az:c:empty': Buffer.alloc(0) };
+  const redis = { status: 'ready', getBuffer: async (key: string) => values[key] ?? null } as unknown as Redis;
+  const cache = createRedisAvailabilityCache(createRedisGuard(redis, { timeoutMs: 1000, breakerFailures: 3, breakerCooldownMs: 1000 }), (error, operation) =>
+    errors.push(`${operation}: ${(error as Error).message}`),
+  );
+  assert.equal(await cache.get('slotwise:az:c:text'), null);
+  assert.equal(await cache.get('slotwise:az:c:empty'), null);
+  assert.deepEqual(errors, ['get: not a gzip stream at slotwise:az:c:text', 'get: not a gzip stream at slotwise:az:c:empty']);
+  values['slotwise:az:c:gzip'] = Buffer.from([0x1f, 0x8b, 0x08]);
+  assert.ok(await cache.get('slotwise:az:c:gzip'));
+});
+
 describe('cache keys', () => {
   /** A memory cache that records keys and counts hits. */
   function spyCache() {

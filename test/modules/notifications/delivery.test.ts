@@ -637,16 +637,15 @@ describe('exactly once with several dispatchers', () => {
     /** Appointment ids that reached the receiver at a URL, or the SMTP stand-in (requests cut off before their body are not arrivals). */
     const arrivedAt = (url: string) => receiver.hitsTo(url).flatMap((hit) => (typeof hit.json?.appointment?.id === 'string' ? [hit.json.appointment.id as string] : []));
     const arrivedMail = () => emailsTo(customerEmail).map((m) => m.text.trim());
+    const labels = [...urls, 'email'];
+    const arrivals = (label: string) => (label === 'email' ? arrivedMail() : arrivedAt(label));
     const checkAll = async () => {
       const rows = await attempts();
       assert.equal(rows.length, 60);
       const tried = new Map<string, Array<{ appointmentId: string; ok: boolean; error: string | null }>>();
-      for (const url of urls) {
-        tried.set(url, rows.filter((row) => row.url === url).map((row) => ({ appointmentId: row.appointmentId, ok: row.outcome === 'delivered', error: row.error })));
-        checkOnce(url, arrivedAt(url), tried.get(url)!);
-      }
+      for (const url of urls) tried.set(url, rows.filter((row) => row.url === url).map((row) => ({ appointmentId: row.appointmentId, ok: row.outcome === 'delivered', error: row.error })));
       tried.set('email', (await messages()).map((row) => ({ appointmentId: row.appointmentId, ok: row.status === 'sent', error: row.reason })));
-      checkOnce('email', arrivedMail(), tried.get('email')!);
+      for (const label of labels) checkOnce(label, arrivals(label), tried.get(label)!);
       return { rows, tried };
     };
     const before = await checkAll();
@@ -654,7 +653,7 @@ describe('exactly once with several dispatchers', () => {
     assert.equal(claimedBy.length, 30);
     assert.equal(new Set(claimedBy.map((row) => row.claimedBy)).size, 2, 'both dispatchers took part');
     assert.ok(claimedBy.every((row) => row.processedAt !== null), 'every event was processed');
-    const arrivedBefore = new Map([...urls.map((url) => [url, new Set(arrivedAt(url))] as const), ['email', new Set(arrivedMail())] as const]);
+    const arrivedBefore = new Map(labels.map((label) => [label, new Set(arrivals(label))]));
 
     // A crash after sending but before the event was marked done: the event is taken over and
     // nothing already attempted is sent again.
@@ -665,9 +664,9 @@ describe('exactly once with several dispatchers', () => {
     const outcomes = (rows: typeof after.rows) => rows.map((row) => `${row.url} ${row.appointmentId} ${row.outcome}`).sort();
     assert.deepEqual(outcomes(after.rows), outcomes(before.rows), 'no delivery attempted again');
     // Nothing arrived since, but perhaps a timed-out attempt's request that was already on its way.
-    for (const [label, arrived] of [...urls.map((url) => [url, arrivedAt(url)] as const), ['email', arrivedMail()] as const]) {
+    for (const label of labels) {
       const timedOutIds = new Set(before.tried.get(label)!.filter((row) => !row.ok).map((row) => row.appointmentId));
-      const since = arrived.filter((id) => !arrivedBefore.get(label)!.has(id));
+      const since = arrivals(label).filter((id) => !arrivedBefore.get(label)!.has(id));
       assert.deepEqual(since.filter((id) => !timedOutIds.has(id)), [], `${label}: nothing repeated`);
     }
   });

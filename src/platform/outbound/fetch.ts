@@ -9,6 +9,8 @@
  * - redirects are not followed (a redirect could lead to an internal address).
  * - the answer is collected without backpressure (collect.ts says why: undici 7 can otherwise
  *   end the process when a server closes the connection).
+ * - an idempotent request that got no answer byte because the connection was reset or closed is
+ *   sent once more, within the same deadline (`isStaleConnectionFailure`).
  */
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupOneOptions, LookupAllOptions } from 'node:dns';
@@ -16,6 +18,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 import { collect } from './collect.js';
+import type { CollectedResponse } from './collect.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../../modules/webhooks/destination.js';
 
 export interface OutboundOptions {
@@ -38,6 +41,30 @@ function bodyOf(body: RequestInit['body']): { data: string | Buffer | undefined;
   if (body instanceof ArrayBuffer) return { data: Buffer.from(body), type: null };
   if (ArrayBuffer.isView(body)) return { data: Buffer.from(body.buffer, body.byteOffset, body.byteLength), type: null };
   throw new TypeError('outbound fetch: unsupported body type (strings, form parameters and bytes only)');
+}
+
+/**
+ * Methods whose RFCs call them idempotent (RFC 9110 9.2.2; PROPFIND RFC 4918 9.1, REPORT
+ * RFC 3253 3.6, which CalDAV sync sends): sending one twice has the effect of sending it once, so
+ * one that may never have arrived can be sent again. POST and PATCH never are.
+ */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PROPFIND', 'REPORT']);
+
+/** Socket failures that mean "the server closed this connection", as undici and Node.js name them. */
+const CONNECTION_CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * True when a request failed because its connection was reset or closed before any answer byte
+ * arrived: the classic case is a kept-alive connection the server closes just as the client reuses
+ * it (a server's idle timeout, or one that stalls past it). undici does not retry the request
+ * that was running on such a connection (its RetryHandler also resumes bodies with Range
+ * requests and treats 3xx as errors, which a provider client does not want), so outboundFetch
+ * sends an idempotent one once more.
+ */
+export function isStaleConnectionFailure(error: unknown, answerStarted: boolean): boolean {
+  if (answerStarted || !(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  return code !== undefined && CONNECTION_CLOSED_CODES.has(code);
 }
 
 /** A refusal before any byte was sent: the URL or its addresses break the rules. */
@@ -109,8 +136,24 @@ export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
     });
     const { data, type } = bodyOf(init.body);
     if (data !== undefined && type && headers['content-type'] === undefined) headers['content-type'] = type;
+    const method = (init.method ?? 'GET').toUpperCase();
     // Never followed (redirect: manual): a 3xx is handed back as it is.
-    const answer = await collect(agent, { url, method: (init.method ?? 'GET').toUpperCase(), headers, body: data, signal, maxBytes: MAX_ANSWER_BYTES });
+    const send = async (): Promise<{ answer: CollectedResponse } | { error: unknown; answerStarted: boolean }> => {
+      let answerStarted = false;
+      try {
+        const answer = await collect(agent, { url, method, headers, body: data, signal, maxBytes: MAX_ANSWER_BYTES, onStatus: () => (answerStarted = true) });
+        return { answer };
+      } catch (error) {
+        return { error, answerStarted };
+      }
+    };
+    let outcome = await send();
+    // Once more, on a new connection (undici drops the one that failed); a second failure is the answer.
+    if ('error' in outcome && IDEMPOTENT_METHODS.has(method) && !signal.aborted && isStaleConnectionFailure(outcome.error, outcome.answerStarted)) {
+      outcome = await send();
+    }
+    if ('error' in outcome) throw outcome.error;
+    const { answer } = outcome;
     if (answer.truncated) throw new Error(`${url.origin} answered more than ${MAX_ANSWER_BYTES} bytes`);
     // Response refuses any body, even an empty one, with the null-body statuses (205 included).
     return new Response([204, 205, 304].includes(answer.status) ? null : new Uint8Array(answer.body), {

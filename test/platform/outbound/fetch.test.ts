@@ -82,3 +82,102 @@ test('a large answer on a connection the server closes at once is read whole, an
     raw.close();
   }
 });
+
+interface SeenRequest {
+  /** 1 for the first request the server saw, 2 for the next, on any connection. */
+  index: number;
+  connection: number;
+  method: string;
+}
+
+/**
+ * A raw HTTP/1.1 server that answers with keep-alive, and resets the connection (TCP RST) of the
+ * requests `resetWhen` picks: what a client meets when it sends on a kept-alive connection the
+ * server is dropping (its idle timeout), or when a server restarts.
+ */
+async function resettingServer(resetWhen: (seen: SeenRequest) => 'reset' | 'reset-mid-body' | 'answer') {
+  const { createServer: createTcpServer } = await import('node:net');
+  const requests: SeenRequest[] = [];
+  let connections = 0;
+  const raw = createTcpServer((socket) => {
+    const connection = ++connections;
+    let pending = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      pending += chunk.toString('latin1');
+      // Requests here carry no body, or a Content-Length one: split on the header end and length.
+      for (;;) {
+        const headerEnd = pending.indexOf('\r\n\r\n');
+        if (headerEnd < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(pending.slice(0, headerEnd))?.[1] ?? 0);
+        if (pending.length < headerEnd + 4 + length) return;
+        const method = pending.slice(0, pending.indexOf(' '));
+        pending = pending.slice(headerEnd + 4 + length);
+        const seen = { index: requests.length + 1, connection, method };
+        requests.push(seen);
+        const what = resetWhen(seen);
+        if (what === 'reset') return void socket.resetAndDestroy();
+        if (what === 'reset-mid-body') {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf');
+          setTimeout(() => socket.resetAndDestroy(), 20);
+          return;
+        }
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nKeep-Alive: timeout=30\r\n\r\n{"ok":true}');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, requests, close: () => raw.close() };
+}
+
+test('an idempotent request whose connection is reset before any answer is sent once more, on another connection', async () => {
+  // The second request the server sees meets a reset; every other one is answered.
+  const server = await resettingServer(({ index }) => (index === 2 ? 'reset' : 'answer'));
+  try {
+    const local = createOutboundFetch({ timeoutMs: 5000, allowLoopbackHttp: true });
+    assert.equal((await local(server.url)).status, 200);
+    const again = await local(server.url, { method: 'PUT', body: '{}' });
+    assert.equal(again.status, 200);
+    assert.deepEqual(await again.json(), { ok: true });
+    assert.deepEqual(server.requests.map(({ method }) => method), ['GET', 'PUT', 'PUT']);
+    assert.notEqual(server.requests[2]!.connection, server.requests[1]!.connection, 'the reset connection is not used again');
+  } finally {
+    server.close();
+  }
+});
+
+test('a POST or PATCH on a reset connection is not sent again (it may have been done); a second reset is the answer', async () => {
+  // GETs are answered, everything else is reset.
+  const server = await resettingServer(({ method }) => (method === 'GET' ? 'answer' : 'reset'));
+  try {
+    const local = createOutboundFetch({ timeoutMs: 5000, allowLoopbackHttp: true });
+    for (const method of ['POST', 'PATCH']) {
+      assert.equal((await local(server.url)).status, 200);
+      const before = server.requests.length;
+      await assert.rejects(local(server.url, { method, body: '{}' }), (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET');
+      assert.equal(server.requests.length - before, 1, `${method} sent once`);
+    }
+  } finally {
+    server.close();
+  }
+  // Every request is reset: one GET is sent twice, then fails.
+  const always = await resettingServer(() => 'reset');
+  try {
+    const local = createOutboundFetch({ timeoutMs: 5000, allowLoopbackHttp: true });
+    await assert.rejects(local(always.url), (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET');
+    assert.equal(always.requests.length, 2);
+  } finally {
+    always.close();
+  }
+});
+
+test('a GET reset after its answer began is not sent again (the answer is broken, not lost)', async () => {
+  const server = await resettingServer(() => 'reset-mid-body');
+  try {
+    const local = createOutboundFetch({ timeoutMs: 5000, allowLoopbackHttp: true });
+    await assert.rejects(local(server.url));
+    assert.equal(server.requests.length, 1);
+  } finally {
+    server.close();
+  }
+});

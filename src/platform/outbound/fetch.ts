@@ -61,7 +61,7 @@ const CONNECTION_CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'
  * requests and treats 3xx as errors, which a provider client does not want), so outboundFetch
  * sends an idempotent one once more.
  */
-export function isStaleConnectionFailure(error: unknown, answerStarted: boolean): boolean {
+function isStaleConnectionFailure(error: unknown, answerStarted: boolean): boolean {
   if (answerStarted || !(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code;
   return code !== undefined && CONNECTION_CLOSED_CODES.has(code);
@@ -138,22 +138,20 @@ export function createOutboundFetch(options: OutboundOptions): OutboundFetch {
     if (data !== undefined && type && headers['content-type'] === undefined) headers['content-type'] = type;
     const method = (init.method ?? 'GET').toUpperCase();
     // Never followed (redirect: manual): a 3xx is handed back as it is.
-    const send = async (): Promise<{ answer: CollectedResponse } | { error: unknown; answerStarted: boolean }> => {
-      let answerStarted = false;
-      try {
-        const answer = await collect(agent, { url, method, headers, body: data, signal, maxBytes: MAX_ANSWER_BYTES, onStatus: () => (answerStarted = true) });
-        return { answer };
-      } catch (error) {
-        return { error, answerStarted };
-      }
+    let answerStarted = false;
+    const send = () => {
+      answerStarted = false;
+      return collect(agent, { url, method, headers, body: data, signal, maxBytes: MAX_ANSWER_BYTES, onStatus: () => (answerStarted = true) });
     };
-    let outcome = await send();
-    // Once more, on a new connection (undici drops the one that failed); a second failure is the answer.
-    if ('error' in outcome && IDEMPOTENT_METHODS.has(method) && !signal.aborted && isStaleConnectionFailure(outcome.error, outcome.answerStarted)) {
-      outcome = await send();
+    let answer: CollectedResponse;
+    try {
+      answer = await send();
+    } catch (error) {
+      if (!IDEMPOTENT_METHODS.has(method) || !isStaleConnectionFailure(error, answerStarted)) throw error;
+      // Once more, on a new connection (undici drops the one that failed), under the same deadline
+      // (a deadline already past fails it at once); a second failure is the answer.
+      answer = await send();
     }
-    if ('error' in outcome) throw outcome.error;
-    const { answer } = outcome;
     if (answer.truncated) throw new Error(`${url.origin} answered more than ${MAX_ANSWER_BYTES} bytes`);
     // Response refuses any body, even an empty one, with the null-body statuses (205 included).
     return new Response([204, 205, 304].includes(answer.status) ? null : new Uint8Array(answer.body), {

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { OutboundRefusedError, createOutboundFetch, outboundUrlProblem } from '../../../src/platform/outbound/fetch.js';
 
 let server: Server;
@@ -95,7 +95,7 @@ interface SeenRequest {
  * requests `resetWhen` picks: what a client meets when it sends on a kept-alive connection the
  * server is dropping (its idle timeout), or when a server restarts.
  */
-async function resettingServer(resetWhen: (seen: SeenRequest) => 'reset' | 'reset-mid-body' | 'answer') {
+async function resettingServer(resetWhen: (seen: SeenRequest) => 'reset' | 'reset-mid-body' | 'hang' | 'answer') {
   const { createServer: createTcpServer } = await import('node:net');
   const requests: SeenRequest[] = [];
   let connections = 0;
@@ -117,6 +117,7 @@ async function resettingServer(resetWhen: (seen: SeenRequest) => 'reset' | 'rese
         requests.push(seen);
         const what = resetWhen(seen);
         if (what === 'reset') return void socket.resetAndDestroy();
+        if (what === 'hang') return;
         if (what === 'reset-mid-body') {
           socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf');
           setTimeout(() => socket.resetAndDestroy(), 20);
@@ -127,7 +128,16 @@ async function resettingServer(resetWhen: (seen: SeenRequest) => 'reset' | 'rese
     });
   });
   await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, requests, close: () => raw.close() };
+  const sockets = new Set<Socket>();
+  raw.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const close = () => {
+    for (const socket of sockets) socket.destroy();
+    raw.close();
+  };
+  return { url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, requests, close };
 }
 
 test('an idempotent request whose connection is reset before any answer is sent once more, on another connection', async () => {
@@ -177,6 +187,17 @@ test('a GET reset after its answer began is not sent again (the answer is broken
     const local = createOutboundFetch({ timeoutMs: 5000, allowLoopbackHttp: true });
     await assert.rejects(local(server.url));
     assert.equal(server.requests.length, 1);
+  } finally {
+    server.close();
+  }
+});
+
+test('a request sent again after a reset is still bound by the one deadline: a server that then hangs costs that deadline', async () => {
+  const server = await resettingServer(({ index }) => (index === 1 ? 'reset' : 'hang'));
+  try {
+    const local = createOutboundFetch({ timeoutMs: 300, allowLoopbackHttp: true });
+    await assert.rejects(local(server.url), (error: Error) => /abort|timeout/i.test(`${error.name} ${error.message}`));
+    assert.equal(server.requests.length, 2);
   } finally {
     server.close();
   }

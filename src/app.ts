@@ -248,6 +248,6 @@ function buildAvailabilityCache(app: App, config: AppConfig, redisGuard: RedisGu
   if (!redisGuard) return createMemoryAvailabilityCache();
   return createRedisAvailabilityCache(redisGuard, (error, operation) => {
     // While the breaker is open every call is skipped: the breaker logged that once already.
-    if (!(error instanceof RedisUnavailableError && redisGuard.open)) app.log.warn({ err: error, operation }, 'availability cache: Redis did not answer');
+    if (!(error instanceof RedisUnavailableError && redisGuard.open)) app.log.warn({ err: error, operation }, 'availability cache: Redis failed or held an unusable value; the cache was skipped for this call');
   });
 }

@@ -21,7 +21,7 @@ import { migrate } from '../src/platform/database/migrate.js';
 import { resolveSecrets } from '../src/platform/secrets.js';
 import { computeAvailability } from '../src/domain/availability.js';
 import type { ActiveAppointment, AvailabilityInput, BusyInterval } from '../src/domain/availability.js';
-import { expandRecurrence } from '../src/domain/recurrence.js';
+import { recurrenceIntervals } from '../src/domain/recurrence.js';
 import type { RecurrenceRule } from '../src/domain/recurrence.js';
 
 const RESOURCES = 50;
@@ -150,7 +150,7 @@ export function engineInput(data: Omit<Seed, 'companyId'>, span: number, withExt
   const from = DateTime.fromISO(data.firstDate, { zone: ZONE }).minus({ days: 1 });
   const to = DateTime.fromISO(endDate, { zone: ZONE }).plus({ days: 2 });
   const busy: BusyInterval[] = [];
-  for (const rule of data.rules) for (const o of expandRecurrence(rule, from, to)) busy.push({ resourceId: rule.resourceId, start: o.start.toMillis(), end: o.end.toMillis() });
+  for (const rule of data.rules) for (const o of recurrenceIntervals(rule, from.toMillis(), to.toMillis())) busy.push({ resourceId: rule.resourceId, start: o.start, end: o.end });
   if (withExternal) {
     for (const e of data.external) {
       if (e.start.getTime() < to.toMillis() && e.end.getTime() > from.toMillis()) busy.push({ resourceId: e.resourceId, start: e.start.getTime(), end: e.end.getTime(), external: true });

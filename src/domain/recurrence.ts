@@ -44,78 +44,124 @@ const DAY_MS = 86_400_000;
 
 /** Days since 1970-01-01 of a calendar date. Calendar dates carry no zone: UTC arithmetic is exact. */
 function dayNumber(date: string): number {
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  return Date.UTC(year, month - 1, day) / DAY_MS;
+  let dayNo = dayNumbers.get(date);
+  if (dayNo === undefined) {
+    const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+    dayNo = Date.UTC(year, month - 1, day) / DAY_MS;
+    if (dayNumbers.size >= DATE_LIMIT) dayNumbers.clear();
+    dayNumbers.set(date, dayNo);
+  }
+  return dayNo;
 }
 
+// Every search expands every recurring block of its resources over its days, so a day number's
+// calendar date and back are remembered (a few thousand days in use at most; start over when full).
+const DATE_LIMIT = 20_000;
+const dates = new Map<number, string>();
+const dayNumbers = new Map<string, number>();
 function dateOf(dayNo: number): string {
-  return new Date(dayNo * DAY_MS).toISOString().slice(0, 10);
+  let date = dates.get(dayNo);
+  if (date === undefined) {
+    date = new Date(dayNo * DAY_MS).toISOString().slice(0, 10);
+    if (dates.size >= DATE_LIMIT) dates.clear();
+    dates.set(dayNo, date);
+  }
+  return date;
 }
 
-/** Local dates on which the rule occurs, from `from` to `to` inclusive (both YYYY-MM-DD). */
-export function occurrenceDates(rule: RecurrenceRule, from: string, to: string): string[] {
-  const first = dayNumber(rule.startDate);
-  let cursor = Math.max(dayNumber(from), first);
-  let last = dayNumber(to);
-  if (rule.endDate) last = Math.min(last, dayNumber(rule.endDate));
-  const interval = Math.max(1, rule.interval);
-  const [firstYear, firstMonth, firstDay] = rule.startDate.split('-').map(Number) as [number, number, number];
-  // 1970-01-01 was a Thursday: (dayNo + 4) % 7 gives 0 = Sunday … 6 = Saturday.
-  const sundayBased = (dayNo: number) => (((dayNo + 4) % 7) + 7) % 7;
-  // Weeks are counted from the Monday of the start date's week.
-  const mondayOf = (dayNo: number) => dayNo - ((sundayBased(dayNo) + 6) % 7);
-  const firstMonday = mondayOf(first);
-  const weekdays = rule.weekdays?.length ? rule.weekdays : [sundayBased(first)];
-  const dayOfMonth = rule.dayOfMonth ?? firstDay;
+/** 0 = Sunday … 6 = Saturday of a day number (1970-01-01 was a Thursday). */
+function sundayBased(dayNo: number): number {
+  return (((dayNo + 4) % 7) + 7) % 7;
+}
 
-  const dates: string[] = [];
-  for (; cursor <= last; cursor++) {
-    let occurs: boolean;
-    switch (rule.frequency) {
-      case 'DAILY':
-        occurs = (cursor - first) % interval === 0;
-        break;
-      case 'WEEKLY':
-      case 'BIWEEKLY': {
-        const every = rule.frequency === 'BIWEEKLY' ? interval * 2 : interval;
-        occurs = ((mondayOf(cursor) - firstMonday) / 7) % every === 0 && weekdays.includes(sundayBased(cursor));
-        break;
+/** The day number of the Monday of a day's week: weeks are counted from Mondays. */
+function mondayOf(dayNo: number): number {
+  return dayNo - ((sundayBased(dayNo) + 6) % 7);
+}
+
+/** Day numbers on which the rule occurs, from `fromDay` to `toDay` inclusive. */
+function occurrenceDays(rule: RecurrenceRule, fromDay: number, toDay: number): number[] {
+  const first = dayNumber(rule.startDate);
+  let cursor = Math.max(fromDay, first);
+  let last = toDay;
+  if (rule.endDate) last = Math.min(last, dayNumber(rule.endDate));
+  const days: number[] = [];
+  if (cursor > last) return days;
+  const interval = Math.max(1, rule.interval);
+  switch (rule.frequency) {
+    case 'DAILY':
+      for (; cursor <= last; cursor++) if ((cursor - first) % interval === 0) days.push(cursor);
+      return days;
+    case 'WEEKLY':
+    case 'BIWEEKLY': {
+      const every = rule.frequency === 'BIWEEKLY' ? interval * 2 : interval;
+      const weekdays = rule.weekdays?.length ? rule.weekdays : [sundayBased(first)];
+      const firstMonday = mondayOf(first);
+      for (; cursor <= last; cursor++) {
+        if (((mondayOf(cursor) - firstMonday) / 7) % every === 0 && weekdays.includes(sundayBased(cursor))) days.push(cursor);
       }
-      case 'MONTHLY':
-      case 'YEARLY': {
+      return days;
+    }
+    case 'MONTHLY':
+    case 'YEARLY': {
+      const [firstYear, firstMonth, firstDay] = rule.startDate.split('-').map(Number) as [number, number, number];
+      const dayOfMonth = rule.dayOfMonth ?? firstDay;
+      for (; cursor <= last; cursor++) {
         const date = new Date(cursor * DAY_MS);
         const year = date.getUTCFullYear();
         const month = date.getUTCMonth() + 1;
         const day = date.getUTCDate();
-        occurs =
+        const occurs =
           rule.frequency === 'MONTHLY'
             ? ((year - firstYear) * 12 + (month - firstMonth)) % interval === 0 && day === dayOfMonth
             : (year - firstYear) % interval === 0 && month === firstMonth && day === firstDay;
-        break;
+        if (occurs) days.push(cursor);
       }
+      return days;
     }
-    if (occurs) dates.push(dateOf(cursor));
   }
-  return dates;
 }
 
-/** Concrete intervals of the rule that overlap [windowStart, windowEnd). */
-export function expandRecurrence(rule: RecurrenceRule, windowStart: DateTime, windowEnd: DateTime): Occurrence[] {
+/** Local dates on which the rule occurs, from `from` to `to` inclusive (both YYYY-MM-DD). */
+export function occurrenceDates(rule: RecurrenceRule, from: string, to: string): string[] {
+  return occurrenceDays(rule, dayNumber(from), dayNumber(to)).map(dateOf);
+}
+
+/** An occurrence as epoch milliseconds: what the availability engine and the calendar read. */
+export interface OccurrenceMillis {
+  /** The local date the occurrence starts on. */
+  date: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Concrete intervals of the rule that overlap [startMs, endMs), in epoch milliseconds. The hot
+ * form: every availability search and booking check expands every recurring block of its
+ * resources, and Luxon objects per occurrence cost more than the expansion itself (issue 18).
+ */
+export function recurrenceIntervals(rule: RecurrenceRule, startMs: number, endMs: number): OccurrenceMillis[] {
   // Local dates in any zone lie within a day of the UTC date, and an occurrence may start the day
   // before and cross midnight into the window: two days either side cover every case.
-  const startMs = windowStart.toMillis();
-  const endMs = windowEnd.toMillis();
-  const from = dateOf(Math.floor(startMs / DAY_MS) - 2);
-  const to = dateOf(Math.floor(endMs / DAY_MS) + 1);
+  const occurrences: OccurrenceMillis[] = [];
+  const days = occurrenceDays(rule, Math.floor(startMs / DAY_MS) - 2, Math.floor(endMs / DAY_MS) + 1);
+  if (days.length === 0) return occurrences;
   const crossesMidnight = minutes(rule.endTime) <= minutes(rule.startTime) && rule.endTime !== '24:00';
-  const occurrences: Occurrence[] = [];
-  for (const date of occurrenceDates(rule, from, to)) {
+  for (const day of days) {
+    const date = dateOf(day);
     const start = localToMillis(date, rule.startTime, rule.iana);
-    const end = localToMillis(crossesMidnight ? dateOf(dayNumber(date) + 1) : date, rule.endTime, rule.iana);
+    const end = localToMillis(crossesMidnight ? dateOf(day + 1) : date, rule.endTime, rule.iana);
     if (end <= start) continue;
-    if (start < endMs && end > startMs) {
-      occurrences.push({ date, start: DateTime.fromMillis(start, { zone: 'utc' }), end: DateTime.fromMillis(end, { zone: 'utc' }) });
-    }
+    if (start < endMs && end > startMs) occurrences.push({ date, start, end });
   }
   return occurrences;
+}
+
+/** Concrete intervals of the rule that overlap [windowStart, windowEnd), as Luxon instants in UTC. */
+export function expandRecurrence(rule: RecurrenceRule, windowStart: DateTime, windowEnd: DateTime): Occurrence[] {
+  return recurrenceIntervals(rule, windowStart.toMillis(), windowEnd.toMillis()).map(({ date, start, end }) => ({
+    date,
+    start: DateTime.fromMillis(start, { zone: 'utc' }),
+    end: DateTime.fromMillis(end, { zone: 'utc' }),
+  }));
 }

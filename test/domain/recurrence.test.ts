@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime, Settings } from 'luxon';
-import { expandRecurrence, occurrenceDates } from '../../src/domain/recurrence.js';
+import { expandRecurrence, occurrenceDates, recurrenceIntervals } from '../../src/domain/recurrence.js';
 import type { RecurrenceRule } from '../../src/domain/recurrence.js';
 import { localToInstant } from '../../src/domain/local-time.js';
 
@@ -148,6 +148,117 @@ describe('properties', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * The expansion as it was before issue 18's millisecond form (one Luxon instant per occurrence,
+ * a day's date parsed per call), frozen here: the faster expansion must answer exactly as it did.
+ */
+const frozenLocalToMillis = (date: string, time: string, zone: string) => localToInstant(date, time, zone).toMillis();
+function minutes(time: string): number {
+  const [h, m] = time.split(':').map(Number) as [number, number];
+  return h * 60 + m;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Days since 1970-01-01 of a calendar date. Calendar dates carry no zone: UTC arithmetic is exact. */
+function dayNumber(date: string): number {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return Date.UTC(year, month - 1, day) / DAY_MS;
+}
+
+function dateOf(dayNo: number): string {
+  return new Date(dayNo * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Local dates on which the rule occurs, from `from` to `to` inclusive (both YYYY-MM-DD). */
+function frozenOccurrenceDates(rule: RecurrenceRule, from: string, to: string): string[] {
+  const first = dayNumber(rule.startDate);
+  let cursor = Math.max(dayNumber(from), first);
+  let last = dayNumber(to);
+  if (rule.endDate) last = Math.min(last, dayNumber(rule.endDate));
+  const interval = Math.max(1, rule.interval);
+  const [firstYear, firstMonth, firstDay] = rule.startDate.split('-').map(Number) as [number, number, number];
+  // 1970-01-01 was a Thursday: (dayNo + 4) % 7 gives 0 = Sunday … 6 = Saturday.
+  const sundayBased = (dayNo: number) => (((dayNo + 4) % 7) + 7) % 7;
+  // Weeks are counted from the Monday of the start date's week.
+  const mondayOf = (dayNo: number) => dayNo - ((sundayBased(dayNo) + 6) % 7);
+  const firstMonday = mondayOf(first);
+  const weekdays = rule.weekdays?.length ? rule.weekdays : [sundayBased(first)];
+  const dayOfMonth = rule.dayOfMonth ?? firstDay;
+
+  const dates: string[] = [];
+  for (; cursor <= last; cursor++) {
+    let occurs: boolean;
+    switch (rule.frequency) {
+      case 'DAILY':
+        occurs = (cursor - first) % interval === 0;
+        break;
+      case 'WEEKLY':
+      case 'BIWEEKLY': {
+        const every = rule.frequency === 'BIWEEKLY' ? interval * 2 : interval;
+        occurs = ((mondayOf(cursor) - firstMonday) / 7) % every === 0 && weekdays.includes(sundayBased(cursor));
+        break;
+      }
+      case 'MONTHLY':
+      case 'YEARLY': {
+        const date = new Date(cursor * DAY_MS);
+        const year = date.getUTCFullYear();
+        const month = date.getUTCMonth() + 1;
+        const day = date.getUTCDate();
+        occurs =
+          rule.frequency === 'MONTHLY'
+            ? ((year - firstYear) * 12 + (month - firstMonth)) % interval === 0 && day === dayOfMonth
+            : (year - firstYear) % interval === 0 && month === firstMonth && day === firstDay;
+        break;
+      }
+    }
+    if (occurs) dates.push(dateOf(cursor));
+  }
+  return dates;
+}
+
+/** Concrete intervals of the rule that overlap [windowStart, windowEnd). */
+function frozenExpandRecurrence(rule: RecurrenceRule, windowStart: DateTime, windowEnd: DateTime): Array<{ date: string; start: DateTime; end: DateTime }> {
+  // Local dates in any zone lie within a day of the UTC date, and an occurrence may start the day
+  // before and cross midnight into the window: two days either side cover every case.
+  const startMs = windowStart.toMillis();
+  const endMs = windowEnd.toMillis();
+  const from = dateOf(Math.floor(startMs / DAY_MS) - 2);
+  const to = dateOf(Math.floor(endMs / DAY_MS) + 1);
+  const crossesMidnight = minutes(rule.endTime) <= minutes(rule.startTime) && rule.endTime !== '24:00';
+  const occurrences: Array<{ date: string; start: DateTime; end: DateTime }> = [];
+  for (const date of frozenOccurrenceDates(rule, from, to)) {
+    const start = frozenLocalToMillis(date, rule.startTime, rule.iana);
+    const end = frozenLocalToMillis(crossesMidnight ? dateOf(dayNumber(date) + 1) : date, rule.endTime, rule.iana);
+    if (end <= start) continue;
+    if (start < endMs && end > startMs) {
+      occurrences.push({ date, start: DateTime.fromMillis(start, { zone: 'utc' }), end: DateTime.fromMillis(end, { zone: 'utc' }) });
+    }
+  }
+  return occurrences;
+}
+
+describe('the millisecond expansion answers as the expansion before it', () => {
+  test('random rules and windows: the same dates, starts and ends, in the same order', () => {
+    fc.assert(
+      fc.property(ruleArbitrary, fc.boolean(), fc.boolean(), fc.integer({ min: 0, max: 900 }), fc.integer({ min: 1, max: 45 }), fc.integer({ min: 0, max: 95 }), (r, bounded, defaults, offsetDays, spanDays, quarterHours) => {
+        // Without weekdays or a day of the month, the start date's own is used.
+        const given: RecurrenceRule = defaults ? { ...r, weekdays: null, dayOfMonth: null } : r;
+        const withEnd = bounded ? { ...given, endDate: DateTime.fromISO(r.startDate).plus({ days: spanDays * 3 }).toISODate()! } : given;
+        const windowStart = utc('2025-01-01T00:00:00Z').plus({ days: offsetDays, minutes: quarterHours * 15 });
+        const windowEnd = windowStart.plus({ days: spanDays });
+        const expected = frozenExpandRecurrence(withEnd, windowStart, windowEnd).map((o) => ({ date: o.date, start: o.start.toMillis(), end: o.end.toMillis() }));
+        assert.deepEqual(recurrenceIntervals(withEnd, windowStart.toMillis(), windowEnd.toMillis()), expected);
+        assert.deepEqual(expandRecurrence(withEnd, windowStart, windowEnd).map((o) => ({ date: o.date, start: o.start.toMillis(), end: o.end.toMillis() })), expected);
+        const from = windowStart.toISODate()!;
+        const to = windowEnd.toISODate()!;
+        assert.deepEqual(occurrenceDates(withEnd, from, to), frozenOccurrenceDates(withEnd, from, to));
+      }),
+      { numRuns: 500 },
     );
   });
 });

@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { DateTime } from 'luxon';
 import type { Db } from '../../platform/database/index.js';
 import { validationError } from '../../platform/errors.js';
-import { expandRecurrence } from '../../domain/recurrence.js';
+import { recurrenceIntervals } from '../../domain/recurrence.js';
 import { addDays, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import { WEEKDAYS, minutesOfDay } from '../../domain/weekly-availability.js';
 import type { WeeklySchedule } from '../../domain/weekly-availability.js';
@@ -133,7 +133,7 @@ export function createCalendarService({ db, repository }: { db: Db; repository: 
       }
       for (const rule of recurring) {
         const [type, id] = scopeOf(rule);
-        for (const o of expandRecurrence(rule, from, to)) rows.push(row(o.start.toMillis(), o.end.toMillis(), 'recurring', type, id, rule.id));
+        for (const o of recurrenceIntervals(rule, from.toMillis(), to.toMillis())) rows.push(row(o.start, o.end, 'recurring', type, id, rule.id));
       }
       for (const holiday of holidays) {
         const tz = locations.find((l) => l.id === holiday.locationId)?.timezoneName ?? zone;

@@ -3,7 +3,7 @@ import { WEEKDAYS } from '../../domain/weekly-availability.js';
 import type { ActiveAppointment, AvailabilityInput, BusyInterval, CustomerUsage, EngineResource, EngineService, RoundRobin } from '../../domain/availability.js';
 import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/appointment-status.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
-import { expandRecurrence } from '../../domain/recurrence.js';
+import { recurrenceIntervals } from '../../domain/recurrence.js';
 import { addDays, localDate, localDayFinder, localToInstant, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository, EngineWindowRows, PackedBusyRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
@@ -109,10 +109,10 @@ function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string
   // Blocks on the location or the service close every resource; a resource block closes that one.
   const scopeResource = (row: { resourceId: string | null }) => row.resourceId;
   for (const block of blocks) busy.push({ resourceId: scopeResource(block), start: block.start, end: block.end });
+  const fromMs = from.toMillis();
+  const toMs = to.toMillis();
   for (const rule of recurring) {
-    for (const o of expandRecurrence(rule, from, to)) {
-      busy.push({ resourceId: scopeResource(rule), start: o.start.toMillis(), end: o.end.toMillis() });
-    }
+    for (const o of recurrenceIntervals(rule, fromMs, toMs)) busy.push({ resourceId: scopeResource(rule), start: o.start, end: o.end });
   }
   for (const holiday of holidays) {
     busy.push({

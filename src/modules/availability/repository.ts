@@ -386,21 +386,81 @@ function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: st
  */
 export const ANOTHER_SERVICE = 'another service';
 
-/** Rows packed by string_agg (fields joined by ',', rows by ';'; null when there are none), each made by `row`. */
-function packedRows<T>(text: string | null, row: (fields: string[]) => T): T[] {
-  return text ? text.split(';').map((line) => row(line.split(','))) : [];
+/**
+ * The numbers of rows packed by string_agg (fields joined by ',', rows by ';'; null when there are
+ * none), row after row in one array, each row `width` numbers. Read character by character: a
+ * 7-day search of 50 resources reads 2,000 rows here, which splitting into strings and those into
+ * numbers read in 0.59 ms, this in 0.35 (issue 18). Anything but digits, '-' and the two
+ * separators, or a row of another width, is a fault of the statement, not of the caller: thrown.
+ */
+export function packedNumbers(text: string | null, width: number): Float64Array {
+  if (!text) return new Float64Array(0);
+  let rows = 1;
+  for (let i = text.indexOf(';'); i !== -1; i = text.indexOf(';', i + 1)) rows += 1;
+  const values = new Float64Array(rows * width);
+  let count = 0;
+  let value = 0;
+  let digits = 0;
+  let negative = false;
+  let fields = 0;
+  for (let i = 0; i <= text.length; i++) {
+    // NaN past the end: the last field ends there, as at a ';'.
+    const code = text.charCodeAt(i);
+    if (code >= 48 && code <= 57) {
+      value = value * 10 + (code - 48);
+      digits += 1;
+      continue;
+    }
+    if (code === 45 && digits === 0 && !negative) {
+      negative = true;
+      continue;
+    }
+    const rowEnds = code === 59 || i === text.length;
+    if (code !== 44 && !rowEnds) throw new Error(`Packed rows: unexpected character ${JSON.stringify(text[i])}`);
+    if (digits === 0) throw new Error('Packed rows: an empty field');
+    fields += 1;
+    if (fields > width || (rowEnds && fields !== width)) throw new Error(`Packed rows: a row of another width than ${width}`);
+    values[count++] = negative ? -value : value;
+    value = 0;
+    digits = 0;
+    negative = false;
+    if (rowEnds) fields = 0;
+  }
+  return values;
+}
+
+/** engineWindow's external busy time: `resource,start,end` per row, `resource` a position in `resourceIds` from 1. */
+function packedTriples(text: string | null, resourceIds: string[]): Array<{ resourceId: string; start: number; end: number }> {
+  const values = packedNumbers(text, 3);
+  const rows: Array<{ resourceId: string; start: number; end: number }> = [];
+  for (let i = 0; i < values.length; i += 3) rows.push({ resourceId: resourceIds[values[i]! - 1]!, start: values[i + 1]!, end: values[i + 2]! });
+  return rows;
+}
+
+/** engineWindow's bookings of the service: `start,duration` per row. */
+function packedPairs(text: string | null): Array<{ start: number; duration: number }> {
+  const values = packedNumbers(text, 2);
+  const rows: Array<{ start: number; duration: number }> = [];
+  for (let i = 0; i < values.length; i += 2) rows.push({ start: values[i]!, duration: values[i + 1]! });
+  return rows;
 }
 
 /** packedBusyRows' text as rows. */
 export function parsePackedBusy(text: string | null, resourceIds: string[], serviceIds: string[]): PackedBusyRow[] {
-  return packedRows(text, ([resource, start, end, padding, duration, service]) => ({
-    resourceId: resourceIds[Number(resource) - 1]!,
-    serviceId: Number(service) > 0 ? serviceIds[Number(service) - 1]! : ANOTHER_SERVICE,
-    start: Number(start),
-    end: Number(end),
-    padding: Number(padding),
-    duration: Number(duration),
-  }));
+  const values = packedNumbers(text, 6);
+  const rows: PackedBusyRow[] = [];
+  for (let i = 0; i < values.length; i += 6) {
+    const service = values[i + 5]!;
+    rows.push({
+      resourceId: resourceIds[values[i]! - 1]!,
+      serviceId: service > 0 ? serviceIds[service - 1]! : ANOTHER_SERVICE,
+      start: values[i + 1]!,
+      end: values[i + 2]!,
+      padding: values[i + 3]!,
+      duration: values[i + 4]!,
+    });
+  }
+  return rows;
 }
 
 /** A timestamp column as epoch milliseconds (the engine's unit; no Date parsed from text). */
@@ -527,8 +587,8 @@ function appointmentReads(db: Db) {
     return {
       ...row!,
       busy: parsePackedBusy(row!.busy, scope.resourceIds, scope.serviceIds),
-      external: packedRows(row!.external, ([resource, start, end]) => ({ resourceId: scope.resourceIds[Number(resource) - 1]!, start: Number(start), end: Number(end) })),
-      serviceBookings: packedRows(row!.serviceBookings, ([start, duration]) => ({ start: Number(start), duration: Number(duration) })),
+      external: packedTriples(row!.external, scope.resourceIds),
+      serviceBookings: packedPairs(row!.serviceBookings),
     };
   }
 

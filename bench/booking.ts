@@ -97,6 +97,10 @@ export async function seedTenant(db: Db, customers: number): Promise<Tenant> {
     await sql`insert into customers (company_id, id, first_name, last_name, email)
       select ${companyId}::uuid, u.id, 'Bench', 'Customer', u.email from unnest(${customerIds}::uuid[], ${emails}::text[]) as u(id, email)`.execute(db);
   }
+  // Statistics of the seeded tables, as autovacuum keeps them on a production server: without
+  // them (autovacuum off, as on this benchmark's machine) the catalog read of every booking joins
+  // the resources to their links by nested loops (bench/availability.ts says how much that cost).
+  await sql`analyze`.execute(db);
   return { companyId, locationId, serviceId, resourceIds, customerIds };
 }
 

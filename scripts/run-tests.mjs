@@ -105,11 +105,19 @@ const timings = readTimings();
  * A fresh clone has no timings of its own yet: it starts from the wall times committed in
  * scripts/test-weights.json (from a whole-suite run on a 2-core machine; `npm run test:weights`
  * writes them again from this machine's last run). By size alone, short files that wait on
- * spawned servers or timers came last and left one core idle at the end: 138 s against 121-127 s
+ * spawned servers or timers came last and left one core idle at the end: 138 s against 120-127 s
  * with timings (issue 18).
  */
 const WEIGHTS = join(ROOT, 'scripts', 'test-weights.json');
-const committed = existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
+function readWeights() {
+  try {
+    return existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
+  } catch {
+    // A broken file (a merge conflict) costs only the order, never the run.
+    return {};
+  }
+}
+const committed = readWeights();
 const weight = (file) => timings[key(file)]?.wallMs ?? committed[key(file)] ?? statSync(file).size / 10;
 const longestFirst = (list) => [...list].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
 
@@ -204,7 +212,9 @@ try {
   // From the build, the spec reporter with places mapped back to the test files (scripts/test-reporter.mjs).
   const reporter = buildDir ? pathToFileURL(join(ROOT, 'scripts', 'test-reporter.mjs')).href : 'spec';
   status = await run([...loader, '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, `--test-reporter=${reporter}`, ...flags, ...runnables]);
-  saveTimings();
+  // Only a whole run's times: a run of some tests (a name pattern) would record a file's time as
+  // that of the few tests it ran, and npm run test:weights would commit it.
+  if (wholeSuite) saveTimings();
   if (statementLog && status === 0) status = await run([...loader, '--test', '--test-reporter=spec', runnable(CHECK)]);
 } finally {
   cleanUp();

@@ -119,6 +119,11 @@ function occurrenceDays(rule: RecurrenceRule, fromDay: number, toDay: number): n
       }
       return days;
     }
+    default: {
+      // The schema's CHECK allows only the frequencies above; a new one must be handled here.
+      const unknown: never = rule.frequency;
+      throw new Error(`Unknown recurrence frequency ${String(unknown)}`);
+    }
   }
 }
 
@@ -143,6 +148,8 @@ export interface OccurrenceMillis {
 export function recurrenceIntervals(rule: RecurrenceRule, startMs: number, endMs: number): OccurrenceMillis[] {
   // Local dates in any zone lie within a day of the UTC date, and an occurrence may start the day
   // before and cross midnight into the window: two days either side cover every case.
+  // An invalid instant (NaN) would otherwise expand to nothing, silently.
+  if (!Number.isFinite(startMs) || !Number.isFinite(endMs)) throw new RangeError('Invalid time value');
   const occurrences: OccurrenceMillis[] = [];
   const days = occurrenceDays(rule, Math.floor(startMs / DAY_MS) - 2, Math.floor(endMs / DAY_MS) + 1);
   if (days.length === 0) return occurrences;

@@ -261,6 +261,50 @@ describe('the millisecond expansion answers as the expansion before it', () => {
       { numRuns: 500 },
     );
   });
+
+  const asMillis = (occurrences: Array<{ date: string; start: DateTime; end: DateTime }>) => occurrences.map((o) => ({ date: o.date, start: o.start.toMillis(), end: o.end.toMillis() }));
+  const same = (r: RecurrenceRule, from: string, to: string) => {
+    const expected = asMillis(frozenExpandRecurrence(r, utc(from), utc(to)));
+    assert.deepEqual(recurrenceIntervals(r, utc(from).toMillis(), utc(to).toMillis()), expected);
+    return expected;
+  };
+
+  test('the window reaches two local days back and one forward: long overnight blocks west of UTC, early ones east of it', () => {
+    // Pago Pago (UTC-11): the block of 8 January, 23:00 to 22:00 the next day, ends 10 January 09:00 UTC.
+    assert.deepEqual(same(rule({ startTime: '23:00', endTime: '22:00', iana: 'Pacific/Pago_Pago' }), '2026-01-10T00:00:00Z', '2026-01-10T01:00:00Z').map((o) => o.date), ['2026-01-08']);
+    // New York: the block of 8 January, 23:00 to 22:00, ends 10 January 03:00 UTC.
+    assert.ok(same(rule({ startTime: '23:00', endTime: '22:00', iana: 'America/New_York' }), '2026-01-10T00:00:00Z', '2026-01-10T06:00:00Z').some((o) => o.date === '2026-01-08'));
+    // Kiritimati (UTC+14): 11 January 00:30 local is 10 January 10:30 UTC.
+    assert.deepEqual(same(rule({ startTime: '00:30', endTime: '01:00', iana: 'Pacific/Kiritimati' }), '2026-01-10T00:00:00Z', '2026-01-10T12:00:00Z').map((o) => o.date), ['2026-01-11']);
+  });
+
+  test('odd rules answer as before: interval 0 or below, no weekdays, an end date before the start, an end at 24:00', () => {
+    for (const r of [
+      rule({ interval: 0 }),
+      rule({ interval: -2 }),
+      rule({ frequency: 'WEEKLY', weekdays: [] }),
+      rule({ endDate: '2025-12-01' }),
+      rule({ startTime: '22:00', endTime: '24:00', iana: 'Europe/London' }),
+      rule({ frequency: 'MONTHLY', startDate: '1969-12-31', dayOfMonth: 31 }),
+    ]) {
+      same(r, '2025-12-28T00:00:00Z', '2026-02-05T00:00:00Z');
+    }
+  });
+
+  test('random overnight blocks in windows of hours: the same occurrences', () => {
+    const overnight = fc
+      .record({ start: fc.integer({ min: 18 * 60, max: 23 * 60 + 59 }), back: fc.integer({ min: 0, max: 18 * 60 }) })
+      .map(({ start, back }) => [start, start - back].map((m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`));
+    fc.assert(
+      fc.property(ruleArbitrary, overnight, fc.integer({ min: 0, max: 900 * 96 }), fc.integer({ min: 1, max: 48 }), (r, [startTime, endTime], quarterHours, hours) => {
+        const windowStart = utc('2025-01-01T00:00:00Z').plus({ minutes: quarterHours * 15 });
+        const withTimes = { ...r, startTime: startTime!, endTime: endTime!, startDate: '2024-12-01' };
+        const expected = asMillis(frozenExpandRecurrence(withTimes, windowStart, windowStart.plus({ hours })));
+        assert.deepEqual(recurrenceIntervals(withTimes, windowStart.toMillis(), windowStart.plus({ hours }).toMillis()), expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });
 
 describe('edges found by mutation testing', () => {

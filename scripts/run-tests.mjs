@@ -93,14 +93,15 @@ const shared = files.filter((file) => !alone.includes(file));
  * file taken last would leave one core idle while the other finishes it.
  */
 const TIMINGS = join(CACHE, 'test-timings.json');
-function readTimings() {
+/** A JSON file's object, or {} when it is missing or broken (a merge conflict): it costs only the order, never the run. */
+function readJsonObject(path) {
   try {
-    return existsSync(TIMINGS) ? JSON.parse(readFileSync(TIMINGS, 'utf8')) : {};
+    return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
   } catch {
     return {};
   }
 }
-const timings = readTimings();
+const timings = readJsonObject(TIMINGS);
 /**
  * A fresh clone has no timings of its own yet: it starts from the wall times committed in
  * scripts/test-weights.json (from a whole-suite run on a 2-core machine; `npm run test:weights`
@@ -108,16 +109,7 @@ const timings = readTimings();
  * spawned servers or timers came last and left one core idle at the end: 138 s against 120-127 s
  * with timings (issue 18).
  */
-const WEIGHTS = join(ROOT, 'scripts', 'test-weights.json');
-function readWeights() {
-  try {
-    return existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
-  } catch {
-    // A broken file (a merge conflict) costs only the order, never the run.
-    return {};
-  }
-}
-const committed = readWeights();
+const committed = readJsonObject(join(ROOT, 'scripts', 'test-weights.json'));
 const weight = (file) => timings[key(file)]?.wallMs ?? committed[key(file)] ?? statSync(file).size / 10;
 const longestFirst = (list) => [...list].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
 
@@ -126,7 +118,7 @@ const queueDir = buildDir && join(buildDir, 'queue');
 function saveTimings() {
   const log = queueDir && join(queueDir, 'timings.jsonl');
   if (!log || !existsSync(log)) return;
-  const updated = { ...readTimings() };
+  const updated = { ...readJsonObject(TIMINGS) };
   for (const line of readFileSync(log, 'utf8').split('\n').filter(Boolean)) {
     const { file, wallMs, cpuMs } = JSON.parse(line);
     updated[file] = { wallMs, cpuMs };

@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { localToMillis } from './local-time.js';
 
 /**
@@ -26,13 +25,6 @@ export interface RecurrenceRule {
   weekdays?: number[] | null;
   /** MONTHLY: 1-31. Default: the start date's day. */
   dayOfMonth?: number | null;
-}
-
-export interface Occurrence {
-  /** The local date the occurrence starts on. */
-  date: string;
-  start: DateTime;
-  end: DateTime;
 }
 
 function minutes(time: string): number {
@@ -162,13 +154,4 @@ export function recurrenceIntervals(rule: RecurrenceRule, startMs: number, endMs
     if (start < endMs && end > startMs) occurrences.push({ date, start, end });
   }
   return occurrences;
-}
-
-/** Concrete intervals of the rule that overlap [windowStart, windowEnd), as Luxon instants in UTC. */
-export function expandRecurrence(rule: RecurrenceRule, windowStart: DateTime, windowEnd: DateTime): Occurrence[] {
-  return recurrenceIntervals(rule, windowStart.toMillis(), windowEnd.toMillis()).map(({ date, start, end }) => ({
-    date,
-    start: DateTime.fromMillis(start, { zone: 'utc' }),
-    end: DateTime.fromMillis(end, { zone: 'utc' }),
-  }));
 }

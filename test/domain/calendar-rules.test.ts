@@ -3,7 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { expandRecurrence, occurrenceDates } from '../../src/domain/recurrence.js';
+import { occurrenceDates } from '../../src/domain/recurrence.js';
+import { expandRecurrence } from '../helpers/recurrence.js';
 import type { RecurrenceRule } from '../../src/domain/recurrence.js';
 import { localDayFinder, localToMillis } from '../../src/domain/local-time.js';
 import { serviceSettingProblems } from '../../src/domain/service-rules.js';

@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime, Settings } from 'luxon';
-import { expandRecurrence, occurrenceDates, recurrenceIntervals } from '../../src/domain/recurrence.js';
+import { occurrenceDates, recurrenceIntervals } from '../../src/domain/recurrence.js';
+import { expandRecurrence } from '../helpers/recurrence.js';
 import type { RecurrenceRule } from '../../src/domain/recurrence.js';
 import { localToInstant } from '../../src/domain/local-time.js';
 
@@ -253,7 +254,6 @@ describe('the millisecond expansion answers as the expansion before it', () => {
         const windowEnd = windowStart.plus({ days: spanDays });
         const expected = frozenExpandRecurrence(withEnd, windowStart, windowEnd).map((o) => ({ date: o.date, start: o.start.toMillis(), end: o.end.toMillis() }));
         assert.deepEqual(recurrenceIntervals(withEnd, windowStart.toMillis(), windowEnd.toMillis()), expected);
-        assert.deepEqual(expandRecurrence(withEnd, windowStart, windowEnd).map((o) => ({ date: o.date, start: o.start.toMillis(), end: o.end.toMillis() })), expected);
         const from = windowStart.toISODate()!;
         const to = windowEnd.toISODate()!;
         assert.deepEqual(occurrenceDates(withEnd, from, to), frozenOccurrenceDates(withEnd, from, to));
@@ -313,13 +313,12 @@ describe('edges found by mutation testing', () => {
     assert.deepEqual(occurrenceDates(rule({ interval: 3, startDate: '2026-01-02' }), '2026-01-01', '2026-01-10'), ['2026-01-02', '2026-01-05', '2026-01-08']);
   });
 
-  test('occurrences are UTC instants, start and end alike, whatever the process zone', () => {
+  test('occurrences are the same instants, start and end alike, whatever the process zone', () => {
     const before = Settings.defaultZone;
     Settings.defaultZone = 'America/New_York';
     try {
-      const [occurrence] = expandRecurrence(rule({}), utc('2026-01-01T00:00:00Z'), utc('2026-01-02T00:00:00Z'));
-      assert.equal(occurrence!.start.toISO(), '2026-01-01T09:00:00.000Z');
-      assert.equal(occurrence!.end.toISO(), '2026-01-01T10:00:00.000Z');
+      const [occurrence] = recurrenceIntervals(rule({}), Date.parse('2026-01-01T00:00:00Z'), Date.parse('2026-01-02T00:00:00Z'));
+      assert.deepEqual(occurrence, { date: '2026-01-01', start: Date.parse('2026-01-01T09:00:00Z'), end: Date.parse('2026-01-01T10:00:00Z') });
     } finally {
       Settings.defaultZone = before;
     }

@@ -19,7 +19,7 @@ import {
 } from '../../../src/domain/migration/convert.js';
 import type { Conversion, Ignored } from '../../../src/domain/migration/convert.js';
 import type { V1Appointment, V1Export, V1ResourceBlock, V1Service, V1ServiceAllocation } from '../../../src/domain/migration/v1.js';
-import { expandRecurrence } from '../../../src/domain/recurrence.js';
+import { expandRecurrence } from '../../helpers/recurrence.js';
 import { minutesOfDay } from '../../../src/domain/weekly-availability.js';
 import { WINDOWS_ZONE_NAMES, windowsToIana } from '../../../src/domain/windows-zones.js';
 import { ianaZoneOf } from '../../../src/modules/external-calendars/providers/microsoft.js';

@@ -11,6 +11,7 @@ import type { TestContext } from '../../helpers/app.js';
 import type { AppointmentStatus, WeeklyAvailability } from '../../../src/platform/database/schema.js';
 import { insertAppointment } from '../../helpers/rows.js';
 import { LONDON, NINE_TO_FIVE } from '../../helpers/world.js';
+import { ALL_DAY } from '../../helpers/hours.js';
 import type { Bookable, Fields, Tenant, TenantFixture } from '../../helpers/world.js';
 
 let context: TestContext;
@@ -197,6 +198,55 @@ describe('recurring blocks, holidays, blocks', { concurrency: true }, () => {
       recurring.map((r) => [r.start_time, r.end_time, r.entity_type, r.entity_id, r.source_id]),
       expected.map((e) => [iso(e.start), iso(e.start.plus({ minutes: e.minutes })), e.type, e.id, e.rule]),
     );
+  });
+
+  // Recurring block rule: availability and the calendar read a rule the same way. Both call
+  // recurrenceIntervals; this pins that they agree, for rules in three zones, one overnight.
+  test('availability offers no slot inside a recurring occurrence the calendar lists, and the slots right before and after each one', async () => {
+    const date = monday();
+    const s = await setup({ locationHours: { mon: ALL_DAY, tue: ALL_DAY } });
+    const db = context.database.db;
+    const companyId = s.tenant.companyId;
+    const startDate = plusDays(date, -14);
+    await db
+      .insertInto('recurringBlocks')
+      .values([
+        // Every night 22:00-02:00 in Kiritimati (UTC+14), the resource's: across its local midnight.
+        { companyId, id: randomUUID(), name: 'Night', frequency: 'DAILY', startDate, startTime: '22:00', endTime: '02:00', iana: 'Pacific/Kiritimati', resourceId: s.resourceId },
+        // Mondays and Tuesdays 06:00-07:00 in New York, the location's.
+        { companyId, id: randomUUID(), name: 'Stand-up', frequency: 'WEEKLY', startDate, startTime: '06:00', endTime: '07:00', iana: NEW_YORK, weekdays: [1, 2], locationId: s.locationId },
+        // Tuesdays 16:00-17:00 in London, the service's.
+        { companyId, id: randomUUID(), name: 'Review', frequency: 'WEEKLY', startDate, startTime: '16:00', endTime: '17:00', iana: LONDON, weekdays: [2], serviceId: s.serviceId },
+      ])
+      .execute();
+    const endDate = plusDays(date, 1);
+    const recurring = (await rows(s.tenant, `LocationIds=${s.locationId}&ResourceIds=${s.resourceId}&ServiceId=${s.serviceId}&startDate=${date}&endDate=${endDate}`))
+      .filter((r) => r.source === 'recurring')
+      .map((r) => ({ start: Date.parse(r.start_time), end: Date.parse(r.end_time) }));
+    assert.ok(recurring.length >= 5, JSON.stringify(recurring));
+
+    const search = await context.app.inject({
+      method: 'GET',
+      url: `/v3/availability?LocationId=${s.locationId}&ServiceId=${s.serviceId}&startDate=${date}&endDate=${endDate}`,
+      headers: s.tenant.dashboard,
+    });
+    assert.equal(search.statusCode, 200, search.body);
+    const slots = json<{ availableTimes: Array<{ startTime: string; endTime: string }> }>(search).availableTimes.map((t) => ({ start: Date.parse(t.startTime), end: Date.parse(t.endTime) }));
+    assert.ok(slots.length > 0);
+    const overlaps = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end;
+    for (const slot of slots) {
+      assert.ok(!recurring.some((r) => overlaps(slot, r)), `slot ${new Date(slot.start).toISOString()} lies in a recurring occurrence the calendar lists`);
+    }
+    // An occurrence takes away no more than its own time: the hours before and after it are
+    // offered when no other occurrence covers them and they lie in the searched days.
+    const windowStart = at(date, '00:00').toMillis();
+    const windowEnd = at(plusDays(endDate, 1), '00:00').toMillis();
+    for (const r of recurring) {
+      for (const next of [{ start: r.start - 3_600_000, end: r.start }, { start: r.end, end: r.end + 3_600_000 }]) {
+        if (next.start < windowStart || next.end > windowEnd || recurring.some((other) => overlaps(next, other))) continue;
+        assert.ok(slots.some((slot) => slot.start === next.start), `no slot at ${new Date(next.start).toISOString()}, beside an occurrence the calendar lists`);
+      }
+    }
   });
 
   test('a holiday is a row of the whole local day of its location; blocks are rows of their scope', async () => {

@@ -4,11 +4,14 @@
 // pooler that loses statements both end in the answer, not an error.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from '../../src/platform/database/prepared-statements.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
+import { migrate } from '../../src/platform/database/migrate.js';
+import { appointmentRepository } from '../../src/modules/appointments/repository.js';
 import { createDedicatedDatabase } from '../helpers/app.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -123,5 +126,31 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
     assert.equal((stopped[0] as { code?: string }).code, '26000');
     await rows(handle);
     assert.deepEqual(await prepared(handle), [], 'nothing prepared since');
+  });
+  test('a cursor walk keeps a generic plan of its page statement: its page size is in the text, not a parameter', async () => {
+    // With `limit $n` the generic plan had to assume an unknown share of the company's rows, cost
+    // far more than each custom plan, and PostgreSQL planned every page afresh (issue 18).
+    const handle = await oneConnection();
+    await migrate(handle.db);
+    const companyId = randomUUID();
+    const locationId = randomUUID();
+    const serviceId = randomUUID();
+    await handle.db.insertInto('companies').values({ id: companyId, name: 'Walk', apiKeyHash: randomUUID(), apiKeyPrefix: 'walk', publicClientId: randomUUID() }).execute();
+    await handle.db.insertInto('locations').values({ companyId, id: locationId, name: 'Walk', timezoneName: 'UTC', weeklyAvailability: '{}' }).execute();
+    await handle.db.insertInto('services').values({ companyId, id: serviceId, name: 'Walk', duration: 60, bookingInterval: 60, padding: 0 }).execute();
+    await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding)
+      select ${companyId}::uuid, gen_random_uuid(), ${locationId}::uuid, ${serviceId}::uuid, 'BK', t, t + interval '1 hour', 60, 0
+      from generate_series(timestamptz '2030-01-01', timestamptz '2030-01-01' + interval '1999 hours', interval '1 hour') as t`.execute(handle.db);
+    await sql`analyze appointments`.execute(handle.db);
+    let after: { value: Date; id: string } | null = null;
+    for (let page = 0; page < 12; page++) {
+      const { data, next } = await appointmentRepository.afterJson(handle.db, companyId, {}, 'startTime', 'asc', 2, after);
+      assert.equal((JSON.parse(data) as unknown[]).length, 2);
+      after = { value: new Date(next![0]), id: next![1] };
+    }
+    const plans = (await sql<{ genericPlans: number; customPlans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement like '%json_agg%'`.execute(handle.db)).rows;
+    // The first page's statement ran once (unnamed); the next pages' ran 11 times, named from its second.
+    assert.equal(plans.length, 1, JSON.stringify(plans));
+    assert.deepEqual(plans[0], { genericPlans: 5, customPlans: 5 }, 'five custom plans, then the generic one kept');
   });
 });

@@ -601,3 +601,14 @@ test('a caller whose location scope holds no location lists nothing, on a page a
   assert.deepEqual(await both({ from: new Date(Date.parse(second.startTime)) }), [second.id]);
   assert.deepEqual(await both({ to: new Date(Date.parse(second.startTime)) }), [first.id]);
 });
+
+test('the repository refuses a cursor page size outside 1 to 100, as its statement carries the size in its text', async () => {
+  // The route's schema allows 1 to 100 only; the repository must not trust that alone, since the
+  // size is written into the SQL as a literal (repository.ts afterStatement).
+  const s = await setup(context, { resources: [{}] });
+  for (const limit of [0, 101, 1.5, Number.NaN]) {
+    await assert.rejects(appointmentRepository.afterJson(context.database.db, s.tenant.companyId, {}, 'startTime', 'asc', limit, null), RangeError, `limit ${limit}`);
+  }
+  const page = await appointmentRepository.afterJson(context.database.db, s.tenant.companyId, {}, 'startTime', 'asc', 100, null);
+  assert.deepEqual([page.data, page.next], ['[]', null]);
+});

@@ -2,7 +2,7 @@
  * npm run bench:booking            (BENCH_QUICK=1 npm run bench:booking: a smaller run, to check it works)
  *
  * Booking throughput and latency through the real HTTP layer: the app listens on 127.0.0.1 and
- * 16 concurrent clients in the same process send requests with fetch (undici, keep-alive). On the
+ * 16 concurrent clients in the same process send requests with undici request() (keep-alive). On the
  * embedded database and on PostgreSQL it prints:
  *   - direct bookings (POST /v3/appointment) on distinct free slots, one client and 16 clients;
  *   - a contended variant: 16 clients aiming at the same four slots of one resource at a time;
@@ -26,6 +26,8 @@ import { withThrowawayPostgres } from './throwaway-postgres.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DateTime } from 'luxon';
 import pg from 'pg';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -227,15 +229,27 @@ export interface Answer {
   text: string;
 }
 
+/**
+ * A client of the app over HTTP/1.1 keep-alive connections (undici's Pool, as many as requests in
+ * flight). `body`: an object is sent as JSON; a string is sent as it is (the phases serialise their
+ * bodies before the clock starts).
+ *
+ * undici's request() rather than fetch(): the clients share the app's one JavaScript thread, and
+ * fetch's WHATWG streams and the per-request slot arithmetic with Luxon cost that thread about a
+ * tenth of its time during the 16-client phases (a CPU profile, issue 18 eighth pass), time a client
+ * on another machine would not take from the app.
+ */
 export function httpClient(base: string, token: string) {
-  return async (method: string, path: string, body?: unknown): Promise<Answer> => {
+  const pool = new Pool(base);
+  return async (method: Dispatcher.HttpMethod, path: string, body?: unknown): Promise<Answer> => {
     const t = performance.now();
-    const response = await fetch(`${base}${path}`, {
+    const response = await pool.request({
       method,
+      path,
       headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
-    const text = await response.text();
+    const text = await response.body.text();
     const ms = performance.now() - t;
     let json: unknown;
     try {
@@ -243,7 +257,7 @@ export function httpClient(base: string, token: string) {
     } catch {
       json = null;
     }
-    return { status: response.status, ms, json, text };
+    return { status: response.statusCode, ms, json, text };
   };
 }
 
@@ -328,8 +342,9 @@ interface Figures {
   cursor: { seedMs: number; totalMs: number; pages: number[]; rows: number };
 }
 
-function bookingBody(slot: Slot, customerId: string) {
-  return { Unavailability: { startTime: slot.start.toISO()!, endTime: slot.end.toISO()! }, ResourceIds: [slot.resourceId], CustomerId: customerId };
+/** A booking's request body as JSON text, made before a phase's clock starts. */
+function bookingBody(slot: Slot, customerId: string): string {
+  return JSON.stringify({ Unavailability: { startTime: slot.start.toISO()!, endTime: slot.end.toISO()! }, ResourceIds: [slot.resourceId], CustomerId: customerId });
 }
 
 async function bench(label: string, database: DatabaseHandle, admin: pg.Client | null, databaseName: string | null): Promise<Figures> {
@@ -365,11 +380,12 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     /** Direct bookings on distinct free slots; every answer must be a 201. */
     const directRun = async (count: number, clients: number, phase: string) => {
       const slotOf = calendar.distinct(count);
+      const bodies = Array.from({ length: count }, (_, k) => bookingBody(slotOf(k), nextCustomer()));
       const times: number[] = [];
       const { wall, cpu } = await runClients(count, clients, async (k) => {
-        const body = bookingBody(slotOf(k), nextCustomer());
+        const body = bodies[k]!;
         const answer = await http('POST', createPath, body);
-        if (answer.status !== 201) problem(`${label} ${phase}`, `POST ${createPath} ${JSON.stringify(body)}`, answer.status, answer.text);
+        if (answer.status !== 201) problem(`${label} ${phase}`, `POST ${createPath} ${body}`, answer.status, answer.text);
         times.push(answer.ms);
       });
       return { wall, cpu, times };
@@ -398,16 +414,17 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     const okTimes: number[] = [];
     const refusedTimes: number[] = [];
     let other = 0;
+    const contendedBodies = Array.from({ length: c.contended }, (_, k) => bookingBody(contended.slotOf(k), nextCustomer()));
     const stopContended = sampler(database, admin, databaseName);
     const contendedRun = await runClients(c.contended, CLIENTS, async (k) => {
-      const body = bookingBody(contended.slotOf(k), nextCustomer());
+      const body = contendedBodies[k]!;
       const answer = await http('POST', createPath, body);
       const code = (answer.json as { code?: string } | null)?.code;
       if (answer.status === 201) okTimes.push(answer.ms);
       else if (answer.status === 400 && code === 'BOOKING-105') refusedTimes.push(answer.ms);
       else {
         other++;
-        problem(`${label} contended`, `POST ${createPath} ${JSON.stringify(body)}`, answer.status, answer.text);
+        problem(`${label} contended`, `POST ${createPath} ${body}`, answer.status, answer.text);
       }
     });
     const contendedWaits = await stopContended();
@@ -442,14 +459,15 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     const hold: number[] = [];
     const book: number[] = [];
     const pair: number[] = [];
+    const holdBodies = Array.from({ length: c.holdBook }, (_, k) => bookingBody(holdSlot(k), nextCustomer()));
     const stopHold = sampler(database, admin, databaseName);
     const holdRun = await runClients(c.holdBook, CLIENTS, async (k) => {
-      const body = bookingBody(holdSlot(k), nextCustomer());
+      const body = holdBodies[k]!;
       const held = await http('POST', holdPath, body);
       hold.push(held.ms);
       const id = (held.json as { id?: string } | null)?.id;
       if (held.status !== 201 || !id) {
-        problem(`${label} hold`, `POST ${holdPath} ${JSON.stringify(body)}`, held.status, held.text);
+        problem(`${label} hold`, `POST ${holdPath} ${body}`, held.status, held.text);
         return;
       }
       const booked = await http('PUT', `/v3/appointment/${id}/book`, {});
@@ -572,7 +590,7 @@ async function main() {
   const started = performance.now();
   console.log(
     `Booking benchmark${QUICK ? ' (BENCH_QUICK: smaller counts)' : ''}: ${RESOURCES} resources, 60-minute slots on the hour 08:00-18:00 ${ZONE}, ` +
-      `${CLIENTS} concurrent clients. Requests go over HTTP to the app listening on 127.0.0.1, sent with fetch (undici, keep-alive) ` +
+      `${CLIENTS} concurrent clients. Requests go over HTTP to the app listening on 127.0.0.1, sent with undici request() (keep-alive; bodies serialised before the clock starts) ` +
       'from the same Node.js process; every booking names its resource and a distinct existing customer (CustomerId).',
   );
   const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');

@@ -112,6 +112,28 @@ async function book(base: string, t: HttpTenant, n: number): Promise<string> {
   return appointment.id;
 }
 
+/**
+ * Waits until the server's /metrics shows no outbox event pending: each was delivered or recorded,
+ * so none can be sent again. Waiting on this instead of a fixed pause keeps the "exactly once"
+ * checks independent of the machine's speed.
+ */
+async function outboxEmpty(base: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const pending = Number(/^slotwise_outbox_pending_events (\d+)/m.exec(text)?.[1]);
+    if (pending === 0) return;
+    if (Date.now() > deadline) throw new Error(`outbox: ${pending} events still pending after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/**
+ * After the outbox is empty: five poll intervals (OUTBOX_POLL_MS 100) for a duplicate that would
+ * already be on its way (the receiver answers at once). Nothing is left that could send one later.
+ */
+const QUIET_MS = 500;
+
 /** A server with its worker enabled, handed from the first restart test to the second. */
 let withWorker: Running | undefined;
 
@@ -136,7 +158,8 @@ test('killed with SIGKILL between booking and delivery, the restarted server del
   cleanups.push(() => stop(second, 'SIGKILL'));
   await waitReady(second);
   await receiver.waitFor(() => receiver.hitsTo(tenant.url).length >= 5, 20_000, 'five deliveries after the restart');
-  await sleep(2500);
+  await outboxEmpty(second.base);
+  await sleep(QUIET_MS);
   assert.deepEqual(receivedIds(tenant.url).sort(), [...ids].sort(), 'each appointment exactly once, and nothing more arrives');
 
   // The restarted server shows the company what was delivered (the dashboard token still holds).
@@ -171,7 +194,9 @@ test('killed while a delivery is in flight, the restarted server does not send i
   const second = await start({ ...BASE_ENV, ...data, WORKER_ENABLED: 'true', OUTBOX_POLL_MS: '100', OUTBOX_LEASE_MS: '1000' });
   cleanups.push(() => stop(second, 'SIGKILL'));
   await waitReady(second);
-  await sleep(3000);
+  // The lease runs out about a second after the claim; the new worker then records the attempt.
+  await outboxEmpty(second.base);
+  await sleep(QUIET_MS);
   assert.deepEqual(receivedIds(tenant.url), [id], 'sent once: the attempt in flight is not repeated');
   const list = await call(second.base, 'GET', `/v3/webhook/${tenant.webhookId}/deliveries?limit=100`, tenant.headers);
   assert.equal(list.status, 200);
@@ -194,7 +219,8 @@ test('two instances with workers on one PostgreSQL deliver each of 20 bookings o
   const tenant = await tenantOverHttp(a.base, `/slow?x=1&two=${randomUUID().slice(0, 8)}`);
   const ids = await Promise.all(Array.from({ length: 20 }, (_, n) => book(n % 2 ? b.base : a.base, tenant, n)));
   await receiver.waitFor(() => receiver.hitsTo(tenant.url).length >= 20, 20_000, 'twenty deliveries');
-  await sleep(2000);
+  await outboxEmpty(a.base);
+  await sleep(QUIET_MS);
   assert.deepEqual(receivedIds(tenant.url).sort(), [...ids].sort(), 'each appointment exactly once');
 
   const client = new pg.Client({ connectionString: databaseUrl });

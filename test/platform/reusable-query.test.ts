@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { reusableQuery } from '../../src/platform/database/reusable-query.js';
+import { MAX_SHAPES, reusableQuery } from '../../src/platform/database/reusable-query.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { openTestDatabase } from '../helpers/app.js';
 
@@ -35,4 +35,24 @@ test('arrays are one parameter each, whatever their length', async () => {
   const count = reusableQuery((db, _shape: null, value) => sql<{ n: number }>`select cardinality(${value('ids')}::int[]) as n`.compile(db), () => '');
   assert.deepEqual(await count(database.db, null, { ids: [1, 2, 3] }), [{ n: 3 }]);
   assert.deepEqual(await count(database.db, null, { ids: [] }), [{ n: 0 }]);
+});
+
+test(`keeps at most ${MAX_SHAPES} compiled shapes, dropping the least recently used first`, async () => {
+  const built: number[] = [];
+  const echo = reusableQuery(
+    (db, shape: number, value) => {
+      built.push(shape);
+      return sql<{ n: number }>`select ${value('n')}::int + ${sql.lit(shape)} as n`.compile(db);
+    },
+    (shape) => String(shape),
+  );
+  const { db } = database;
+  for (let shape = 0; shape < MAX_SHAPES; shape++) await echo(db, shape, { n: 0 });
+  await echo(db, 0, { n: 1 }); // shape 0 is now the most recently used
+  assert.deepEqual(await echo(db, MAX_SHAPES, { n: 0 }), [{ n: MAX_SHAPES }], 'a new shape past the bound');
+  assert.equal(built.length, MAX_SHAPES + 1);
+  await echo(db, 0, { n: 0 });
+  assert.equal(built.length, MAX_SHAPES + 1, 'shape 0 was used recently and kept');
+  assert.deepEqual(await echo(db, 1, { n: 2 }), [{ n: 3 }], 'shape 1, the least recently used, is built again and answers the same');
+  assert.deepEqual(built.slice(-1), [1]);
 });

@@ -24,6 +24,14 @@ class Placeholder {
 export type ValueOf = <T = unknown>(name: string) => T;
 
 /**
+ * Compiled shapes kept per query, least recently used dropped first. A compiled shape holds its
+ * SQL and Kysely's tree of it, about 24 KB; the list filters alone can combine into thousands of
+ * shapes, which callers choose (a company admin's GETs), so the memory must not grow with them.
+ * Compiling a dropped shape again costs about half a millisecond.
+ */
+export const MAX_SHAPES = 200;
+
+/**
  * `build` compiles with the handle of the first run of each shape, and its SQL serves every handle
  * after: the application's handles (the pool, a transaction) all have the same plugins. A query
  * that runs without them compiles and runs on `db.withoutPlugins()` both times.
@@ -37,7 +45,14 @@ export function reusableQuery<Shape, Values extends Record<string, unknown>, Row
   return async (db, shape, values) => {
     const key = shapeKey(shape);
     let query = compiled.get(key);
-    if (!query) compiled.set(key, (query = build(db, shape, value)));
+    if (query) {
+      // Most recently used last, so the eviction below drops the least recently used.
+      compiled.delete(key);
+      compiled.set(key, query);
+    } else {
+      if (compiled.size >= MAX_SHAPES) compiled.delete(compiled.keys().next().value!);
+      compiled.set(key, (query = build(db, shape, value)));
+    }
     const parameters = query.parameters.map((parameter) => {
       if (!(parameter instanceof Placeholder)) return parameter;
       if (!(parameter.name in values)) throw new Error(`reusableQuery: no value for ${parameter.name}`);

@@ -127,9 +127,10 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
     await rows(handle);
     assert.deepEqual(await prepared(handle), [], 'nothing prepared since');
   });
-  test('a cursor walk keeps a generic plan of its page statement: its page size is in the text, not a parameter', async () => {
+  test('a cursor walk keeps a generic plan of its page statement: its row bound is a literal, not a parameter', async () => {
     // With `limit $n` the generic plan had to assume an unknown share of the company's rows, cost
-    // far more than each custom plan, and PostgreSQL planned every page afresh (issue 18).
+    // far more than each custom plan, and PostgreSQL planned every page afresh (issue 18). The
+    // bound is now the page size's bucket (10 for a size of 2) written into the text.
     const handle = await oneConnection();
     await migrate(handle.db);
     const companyId = randomUUID();

@@ -275,10 +275,11 @@ export const appointmentRepository = {
    * JavaScript Date of it would give, and id) when more follow.
    */
   async afterJson(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, after: Position | null): Promise<{ data: string; next: [number, string] | null }> {
-    // The page size goes into the text (pageSizeLiteral), so it must be a small whole number.
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CURSOR_PAGE) throw new RangeError(`cursor page size ${limit} is not an integer from 1 to ${MAX_CURSOR_PAGE}`);
-    const shape = { ...filterShape(filters), sort, order, after: after !== null, limit };
-    const values = { ...filterValues(companyId, filters), afterValue: after?.value, afterId: after?.id };
+    // The statement's row bound is the size's bucket, written into its text (afterStatement).
+    const bucket = CURSOR_PAGE_BUCKETS.find((size) => limit <= size);
+    if (!Number.isInteger(limit) || limit < 1 || bucket === undefined) throw new RangeError(`cursor page size ${limit} is not an integer from 1 to ${CURSOR_PAGE_BUCKETS.at(-1)}`);
+    const shape = { ...filterShape(filters), sort, order, after: after !== null, bucket };
+    const values = { ...filterValues(companyId, filters), limit, limitPlusOne: limit + 1, afterValue: after?.value, afterId: after?.id };
     const page = (await afterStatement(db, shape, values))[0]!;
     const more = Number(page.count) > limit && page.lastPosition !== null && page.lastId !== null;
     return { data: page.data, next: more ? [Number(page.lastPosition), page.lastId!] : null };
@@ -427,20 +428,23 @@ const insertStatement = reusableQuery<{ rowColumns: string[]; resources: number;
 );
 
 /** The largest page a cursor walk reads (the route's schema allows 1 to 100). */
-const MAX_CURSOR_PAGE = 100;
+/** The row bounds a cursor page's statement is written with; the route allows sizes 1 to 100. */
+const CURSOR_PAGE_BUCKETS = [10, 20, 50, 100] as const;
 
 /**
  * The next `limit` of a keyset walk (and one more, to tell whether more follow), as JSON text with
  * the last position.
  *
- * The page size is written into the text as a literal (one statement per page size, at most 100),
- * not sent as a parameter. With `limit $n`, PostgreSQL's generic plan of the prepared statement
- * must assume an unknown share of the company's rows; its estimate was 30 times the custom plan's,
- * so every page was planned afresh (about 0.5 ms of a page's 2.5 ms in the database; issue 18,
- * eighth pass). With a literal it estimates 101 rows, and after its five custom plans it keeps
- * the generic one.
+ * The statement's row bound is a literal, the page size's bucket plus one (11, 21, 51 or 101), and
+ * the page size itself a parameter that cuts the rows to `limit + 1` before their JSON is built.
+ * With `limit $n`, PostgreSQL's generic plan of the prepared statement had to assume an unknown
+ * share of the company's rows; its estimate was 30 times the custom plan's, so every page was
+ * planned afresh (about 0.5 ms of a page's 2.5 ms in the database; issue 18, eighth pass). With a
+ * literal bound it keeps the generic plan after its five custom ones. Buckets rather than the size
+ * itself keep the statements few (four per filter shape, sort, order and first or later page),
+ * each one prepared on every connection.
  */
-const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; after: boolean; limit: number }, Record<string, unknown>, { data: string; count: number; lastPosition: number | null; lastId: string | null }>(
+const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; after: boolean; bucket: number }, Record<string, unknown>, { data: string; count: number; lastPosition: number | null; lastId: string | null }>(
   (db, shape, value) => {
     const column = sortColumn(shape.sort);
     let rows = filtered(db, shape, value)
@@ -453,12 +457,12 @@ const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortO
       const position = sql`(${value<Date>('afterValue')}, ${value<string>('afterId')})`;
       rows = shape.order === 'asc' ? rows.where(sql<boolean>`(${column}, a.id) > ${position}`) : rows.where(sql<boolean>`(${column}, a.id) < ${position}`);
     }
-    const limited = rows.orderBy(`a.${shape.sort}`, shape.order).orderBy('a.id', shape.order).limit(sql.lit(shape.limit + 1));
-    const limit = sql.lit(shape.limit);
+    const bounded = rows.orderBy(`a.${shape.sort}`, shape.order).orderBy('a.id', shape.order).limit(sql.lit(shape.bucket + 1));
+    const limit = value<number>('limit');
     return sql<{ data: string; count: number; lastPosition: number | null; lastId: string | null }>`
       select coalesce(json_agg(x order by p.n) filter (where p.n <= ${limit}), '[]')::text as data, count(*) as count,
         max(p.position) filter (where p.n = ${limit}) as "lastPosition", max(p.id::text) filter (where p.n = ${limit}) as "lastId"
-      from (${limited}) as p cross join ${apiRow}`.compile(db);
+      from (select * from (${bounded}) as b where b.n <= ${value<number>('limitPlusOne')}) as p cross join ${apiRow}`.compile(db);
   },
   shapeKey,
 );

@@ -270,6 +270,20 @@ test('limit: 20 by default, at most 100; (page - 1) * limit at most 10,000', asy
   }
 });
 
+test('a cursor walk returns each appointment once, in order, in pages of its size, at every page-size bucket and its edges', async () => {
+  // The page statement is written for a bucket of sizes (10, 20, 50, 100; repository.ts
+  // afterStatement) and cut to the size by a parameter: sizes on both sides of each edge.
+  const s = await setup(context);
+  const base = DateTime.fromISO(dayAhead(30), { zone: 'UTC' }).toMillis();
+  await insertBooked(s, Array.from({ length: 130 }, (_, i) => base + i * 3_600_000));
+  const everything = ids((await list(s, 'limit=100')).data).concat(ids((await list(s, 'limit=100&page=2')).data));
+  for (const limit of [1, 9, 10, 11, 20, 21, 49, 50, 51, 99, 100]) {
+    const { rows, pages } = await walk(s, `limit=${limit}`);
+    assert.deepEqual(ids(rows), everything, `limit=${limit}`);
+    assert.equal(pages, Math.ceil(130 / limit), `limit=${limit}: pages (the last one full or not, its nextCursor null)`);
+  }
+});
+
 test('another company\'s ids as filters are a 400 naming the parameter; a company never sees another\'s appointments', async () => {
   const mine = await setup(context);
   const theirs = await setup(context);
@@ -602,9 +616,9 @@ test('a caller whose location scope holds no location lists nothing, on a page a
   assert.deepEqual(await both({ to: new Date(Date.parse(second.startTime)) }), [first.id]);
 });
 
-test('the repository refuses a cursor page size outside 1 to 100, as its statement carries the size in its text', async () => {
+test('the repository refuses a cursor page size outside 1 to 100, as its statement is written for the size\'s bucket', async () => {
   // The route's schema allows 1 to 100 only; the repository must not trust that alone, since the
-  // size is written into the SQL as a literal (repository.ts afterStatement).
+  // size's bucket is written into the SQL as a literal (repository.ts afterStatement).
   const s = await setup(context, { resources: [{}] });
   for (const limit of [0, 101, 1.5, Number.NaN]) {
     await assert.rejects(appointmentRepository.afterJson(context.database.db, s.tenant.companyId, {}, 'startTime', 'asc', limit, null), RangeError, `limit ${limit}`);

@@ -427,7 +427,6 @@ const insertStatement = reusableQuery<{ rowColumns: string[]; resources: number;
   (shape) => JSON.stringify(shape),
 );
 
-/** The largest page a cursor walk reads (the route's schema allows 1 to 100). */
 /** The row bounds a cursor page's statement is written with; the route allows sizes 1 to 100. */
 const CURSOR_PAGE_BUCKETS = [10, 20, 50, 100] as const;
 

@@ -323,4 +323,18 @@ describe('edges found by mutation testing', () => {
       Settings.defaultZone = before;
     }
   });
+
+  test('an invalid window edge, start or end, is a RangeError, not an empty expansion', () => {
+    // Without the guard NaN bounds compare false everywhere and the rule would expand to nothing.
+    const day = Date.parse('2026-01-01T00:00:00Z');
+    const invalid = { name: 'RangeError', message: 'Invalid time value' };
+    assert.throws(() => recurrenceIntervals(rule({}), Number.NaN, day), invalid);
+    assert.throws(() => recurrenceIntervals(rule({}), day, Number.NaN), invalid);
+    assert.throws(() => recurrenceIntervals(rule({}), day, Number.POSITIVE_INFINITY), invalid);
+  });
+
+  test('a frequency the schema does not allow is an error naming it, not an empty expansion', () => {
+    const unknown = rule({ frequency: 'HOURLY' as RecurrenceRule['frequency'] });
+    assert.throws(() => recurrenceIntervals(unknown, Date.parse('2026-01-01T00:00:00Z'), Date.parse('2026-01-02T00:00:00Z')), /Unknown recurrence frequency HOURLY/);
+  });
 });

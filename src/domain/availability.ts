@@ -77,7 +77,8 @@ export interface ActiveAppointment extends Interval {
   /** Not read by the engine (which looks at appointments resource by resource); kept where the caller has it. */
   id?: string;
   serviceId: string;
-  resourceIds: string[];
+  /** Read only: callers may share one array between appointments (modules/availability/repository.ts, parsePackedBusy). */
+  resourceIds: readonly string[];
   /** Padding minutes that follow it (from its service). */
   padding: number;
 }

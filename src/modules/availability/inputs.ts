@@ -126,17 +126,17 @@ function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string
 
 /**
  * engineWindow's busy rows (one per resource of each appointment) as the engine's appointments,
- * one per row, and, with `balancedZone` (BALANCED only), the minutes booked per resource in each
- * ISO week of that zone. An appointment of two resources is two appointments of one resource each
- * here: the engine looks at appointments resource by resource, so it answers the same.
+ * the rows themselves (PackedBusyRow is one), and, with `balancedZone` (BALANCED only), the minutes
+ * booked per resource in each ISO week of that zone. An appointment of two resources is two
+ * appointments of one resource each here: the engine looks at appointments resource by resource,
+ * so it answers the same.
  */
 function activeAppointments(rows: PackedBusyRow[], balancedZone: string | null) {
-  const active: ActiveAppointment[] = [];
+  const active: ActiveAppointment[] = rows;
   const weeklyMinutes: Record<string, Record<string, number>> = {};
+  // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
+  if (balancedZone === null) return { active, weeklyMinutes };
   for (const row of rows) {
-    active.push({ serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.start, end: row.end });
-    // Minutes per ISO week only matter to BALANCED; the zone lookup per row is not free.
-    if (balancedZone === null) continue;
     const start = DateTime.fromMillis(row.start, { zone: balancedZone });
     const week = `${start.weekYear}-W${String(start.weekNumber).padStart(2, '0')}`;
     weeklyMinutes[week] ??= {};

@@ -275,9 +275,11 @@ export interface BusyAppointmentRow {
 
 /**
  * The same as engineWindow reads it, packed: no appointment id (the engine needs none), and the
- * service is the searched service's id or ANOTHER_SERVICE.
+ * service is the searched service's id or ANOTHER_SERVICE. `resourceIds` is `[resourceId]`, so the
+ * row is already one of the engine's appointments (ActiveAppointment): one array per resource,
+ * shared by all its rows and frozen (the engine only reads it).
  */
-export type PackedBusyRow = Omit<BusyAppointmentRow, 'id'>;
+export type PackedBusyRow = Omit<BusyAppointmentRow, 'id'> & { resourceIds: readonly string[] };
 
 /** What engineWindow reads: the window, its local dates, the scopes, and who is booking. */
 export interface EngineWindowRequest extends AppointmentWindow {
@@ -367,13 +369,13 @@ function busyRowsQuery(companyId: string, resourceIds: string[], window: Appoint
  * The same rows packed into one text value for engineWindow, the hot read of every search and
  * booking: `resource,start,end,padding,duration,service` per row, rows joined by ';'. `resource`
  * is the row's position in `resourceIds` (from 1), `service` its service's position in
- * `serviceIds` (0: another service), times epoch milliseconds. Measured on 2,000 rows (a 7-day
- * search of 50 resources), PostgreSQL built and sent this in about a third of the time json_agg of
- * row objects took (no uuid text per row, no json keys, no numeric arithmetic), and the text is
- * a fifth the size to parse (parsePackedBusy).
+ * `serviceIds` (0: another service), times milliseconds after `base` (msAfter). Measured on 2,000
+ * rows (a 7-day search of 50 resources), PostgreSQL built and sent this in about a third of the
+ * time json_agg of row objects took (no uuid text per row, no json keys, no numeric arithmetic),
+ * and the text is a fifth the size to parse (parsePackedBusy).
  */
-function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], bounds: BusyBounds) {
-  return sql`(select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], ar.resource_id), ${epochMsFast('ar.start_time')}, ${epochMsFast('ar.end_time')},
+function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], bounds: BusyBounds, base: unknown) {
+  return sql`(select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], ar.resource_id), ${msAfter('ar.start_time', base)}, ${msAfter('ar.end_time', base)},
         ar.padding, ar.duration, coalesce(array_position(${serviceIds}::uuid[], ar.service_id), 0)), ';')
       from appointment_resources ar
       where ${busyRowsFilter(companyId, resourceIds, bounds)})`;
@@ -429,33 +431,40 @@ export function packedNumbers(text: string | null, width: number): Float64Array 
   return values;
 }
 
-/** engineWindow's external busy time: `resource,start,end` per row, `resource` a position in `resourceIds` from 1. */
-function packedTriples(text: string | null, resourceIds: string[]): Array<{ resourceId: string; start: number; end: number }> {
+/** engineWindow's external busy time: `resource,start,end` per row, `resource` a position in `resourceIds` from 1, times after `baseMs`. */
+function packedTriples(text: string | null, resourceIds: string[], baseMs: number): Array<{ resourceId: string; start: number; end: number }> {
   const values = packedNumbers(text, 3);
   const rows: Array<{ resourceId: string; start: number; end: number }> = [];
-  for (let i = 0; i < values.length; i += 3) rows.push({ resourceId: resourceIds[values[i]! - 1]!, start: values[i + 1]!, end: values[i + 2]! });
+  for (let i = 0; i < values.length; i += 3) rows.push({ resourceId: resourceIds[values[i]! - 1]!, start: baseMs + values[i + 1]!, end: baseMs + values[i + 2]! });
   return rows;
 }
 
-/** engineWindow's bookings of the service: `start,duration` per row. */
-function packedPairs(text: string | null): Array<{ start: number; duration: number }> {
+/** engineWindow's bookings of the service: `start,duration` per row, `start` after `baseMs`. */
+function packedPairs(text: string | null, baseMs: number): Array<{ start: number; duration: number }> {
   const values = packedNumbers(text, 2);
   const rows: Array<{ start: number; duration: number }> = [];
-  for (let i = 0; i < values.length; i += 2) rows.push({ start: values[i]!, duration: values[i + 1]! });
+  for (let i = 0; i < values.length; i += 2) rows.push({ start: baseMs + values[i]!, duration: values[i + 1]! });
   return rows;
 }
 
-/** packedBusyRows' text as rows. */
-export function parsePackedBusy(text: string | null, resourceIds: string[], serviceIds: string[]): PackedBusyRow[] {
+/**
+ * packedBusyRows' text as rows, each already an appointment of the engine (PackedBusyRow): a 31-day
+ * search of 50 resources reads 8,000 of them, and building them once instead of as rows and then
+ * again as the engine's appointments (with an array each) saved about a millisecond (issue 18).
+ */
+export function parsePackedBusy(text: string | null, resourceIds: string[], serviceIds: string[], baseMs: number): PackedBusyRow[] {
   const values = packedNumbers(text, 6);
+  const alone = resourceIds.map((id) => Object.freeze([id]));
   const rows: PackedBusyRow[] = [];
   for (let i = 0; i < values.length; i += 6) {
+    const position = values[i]! - 1;
     const service = values[i + 5]!;
     rows.push({
-      resourceId: resourceIds[values[i]! - 1]!,
+      resourceId: resourceIds[position]!,
+      resourceIds: alone[position]!,
       serviceId: service > 0 ? serviceIds[service - 1]! : ANOTHER_SERVICE,
-      start: values[i + 1]!,
-      end: values[i + 2]!,
+      start: baseMs + values[i + 1]!,
+      end: baseMs + values[i + 2]!,
       padding: values[i + 3]!,
       duration: values[i + 4]!,
     });
@@ -466,12 +475,17 @@ export function parsePackedBusy(text: string | null, resourceIds: string[], serv
 /** A timestamp column as epoch milliseconds (the engine's unit; no Date parsed from text). */
 const epochMs = (column: string) => sql`floor(extract(epoch from ${sql.ref(column)}) * 1000)::int8`;
 /**
- * epochMs in floating point instead of numeric arithmetic, about twice as fast per row: exact
- * for the times the API stores (JavaScript Dates, whole milliseconds), which the truncation to
- * the millisecond makes every time it reads (a float8 of seconds times 1000 is then within a
- * rounding error of a whole number, which round() restores).
+ * The milliseconds from `base` (a timestamptz parameter) to a timestamp column, truncated as epochMs
+ * truncates, for the packed rows: in floating point instead of numeric arithmetic, and with one
+ * function call fewer than epoch milliseconds in floating point (date_trunc, then round), about
+ * 15 % of a 31-day search's statement (issue 18, ninth pass); the numbers are also shorter to send
+ * and to parse. The caller adds base's epoch milliseconds back. Exact: the difference is an
+ * interval of whole microseconds (timestamptz subtraction), its seconds a float8 within about
+ * 1e-9 s of the truth for any window of this API (days to weeks), so the + 0.0005 ms puts every
+ * value on the right side of its millisecond before floor(), down to the microsecond: whole
+ * milliseconds stay whole, 999 microseconds past one stays in it.
  */
-const epochMsFast = (column: string) => sql`round(date_part('epoch', date_trunc('milliseconds', ${sql.ref(column)})) * 1000)::int8`;
+const msAfter = (column: string, base: unknown) => sql`floor(date_part('epoch', ${sql.ref(column)} - ${base}::timestamptz) * 1000 + 0.0005)::int8`;
 /** A subquery's rows as one json array ('[]' when there are none): one column of a larger select. */
 const jsonRows = (query: unknown) => sql`(select coalesce(json_agg(t), '[]'::json) from (${query}) t)`;
 
@@ -501,7 +515,7 @@ const engineWindowStatement = reusableQuery(
         ${jsonRows(sql`select b.resource_id as "resourceId", ${epochMs('b.start_time')} as "start", ${epochMs('b.end_time')} as "end"
           from blocks b
           where b.company_id = ${companyId} and b.start_time < ${to} and b.end_time > ${from} and ${inScope('b')}`)} as blocks,
-        (select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], e.resource_id), ${epochMsFast('e.start_time')}, ${epochMsFast('e.end_time')}), ';')
+        (select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], e.resource_id), ${msAfter('e.start_time', from)}, ${msAfter('e.end_time', from)}), ';')
           from external_busy_intervals e
           where e.company_id = ${companyId} and e.resource_id = any(${resourceIds}::uuid[]) and e.start_time < ${to} and e.end_time > ${from}) as external,
         ${jsonRows(sql`select r.resource_id as "resourceId", r.frequency, r.interval, r.start_date as "startDate", r.end_date as "endDate",
@@ -511,10 +525,10 @@ const engineWindowStatement = reusableQuery(
         ${jsonRows(sql`select h.date, h.name
           from holidays h
           where h.company_id = ${companyId} and h.location_id = any(${locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
-        ${shape.resources ? packedBusyRows(companyId, resourceIds, serviceIds, bounds) : sql`null::text`} as busy,
+        ${shape.resources ? packedBusyRows(companyId, resourceIds, serviceIds, bounds, from) : sql`null::text`} as busy,
         ${
           shape.dailyLimits
-            ? sql`(select string_agg(concat_ws(',', ${epochMsFast('a.start_time')}, a.duration), ';')
+            ? sql`(select string_agg(concat_ws(',', ${msAfter('a.start_time', from)}, a.duration), ';')
                 from appointments a
                 where a.company_id = ${companyId} and a.service_id = any(${serviceIds}::uuid[])
                   and ${holdingCapacitySnake('a', now)} and a.start_time >= ${from} and a.start_time < ${to}
@@ -584,11 +598,13 @@ function appointmentReads(db: Db) {
       excludeIds,
       customerId: request.customerId ?? null,
     });
+    // The packed times are milliseconds after the window's start (msAfter).
+    const baseMs = request.from.getTime();
     return {
       ...row!,
-      busy: parsePackedBusy(row!.busy, scope.resourceIds, scope.serviceIds),
-      external: packedTriples(row!.external, scope.resourceIds),
-      serviceBookings: packedPairs(row!.serviceBookings),
+      busy: parsePackedBusy(row!.busy, scope.resourceIds, scope.serviceIds, baseMs),
+      external: packedTriples(row!.external, scope.resourceIds, baseMs),
+      serviceBookings: packedPairs(row!.serviceBookings, baseMs),
     };
   }
 

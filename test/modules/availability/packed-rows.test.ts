@@ -46,10 +46,19 @@ describe('packed rows', () => {
   });
 
   test('busy rows name their resource and service by position, 0 being another service', () => {
-    const rows = parsePackedBusy('2,1000,2000,5,30,1;1,3000,4000,0,15,0', ['r1', 'r2'], ['s1']);
+    const rows = parsePackedBusy('2,1000,2000,5,30,1;1,3000,4000,0,15,0', ['r1', 'r2'], ['s1'], 0);
     assert.deepEqual(rows, [
-      { resourceId: 'r2', serviceId: 's1', start: 1000, end: 2000, padding: 5, duration: 30 },
-      { resourceId: 'r1', serviceId: ANOTHER_SERVICE, start: 3000, end: 4000, padding: 0, duration: 15 },
+      { resourceId: 'r2', resourceIds: ['r2'], serviceId: 's1', start: 1000, end: 2000, padding: 5, duration: 30 },
+      { resourceId: 'r1', resourceIds: ['r1'], serviceId: ANOTHER_SERVICE, start: 3000, end: 4000, padding: 0, duration: 15 },
     ]);
+  });
+
+  test("rows of one resource share one frozen resourceIds array, which no caller can change", () => {
+    const rows = parsePackedBusy('1,1000,2000,0,30,1;2,1000,2000,0,30,1;1,3000,4000,0,30,1', ['r1', 'r2'], ['s1'], 0);
+    assert.equal(rows[0]!.resourceIds, rows[2]!.resourceIds);
+    assert.notEqual(rows[0]!.resourceIds, rows[1]!.resourceIds);
+    assert.ok(Object.isFrozen(rows[0]!.resourceIds));
+    assert.throws(() => (rows[0]!.resourceIds as string[]).push('r2'), TypeError);
+    assert.deepEqual(rows[2]!.resourceIds, ['r1']);
   });
 });

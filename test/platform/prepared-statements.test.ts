@@ -1,5 +1,6 @@
 // Named prepared statements (DATABASE_PREPARED_STATEMENTS; src/platform/database/prepared-statements.ts):
-// which texts are named, the bounds, and on a real PostgreSQL server (CI's second pass) that a
+// which texts are named, the bounds, that the embedded database prepares them too (node-postgres
+// over PGlite), and on a real PostgreSQL server (CI's second pass) that a
 // repeated statement is prepared once per connection, that a plan made stale by a migration and a
 // pooler that loses statements both end in the answer, not an error.
 import { after, describe, test } from 'node:test';
@@ -57,6 +58,45 @@ describe('the statement namer', () => {
     assert.equal(isPoolerMismatch({ code: '42P05' }), true);
     assert.equal(isPoolerMismatch({ code: '23505' }), false);
     assert.equal(isPoolerMismatch(null), false);
+  });
+});
+
+describe('on the embedded database (node-postgres over PGlite)', () => {
+  const handles: DatabaseHandle[] = [];
+  after(async () => {
+    for (const handle of handles) await handle.close();
+  });
+  async function embedded(options: { preparedStatements?: boolean } = {}) {
+    const handle = await openDatabase(options);
+    handles.push(handle);
+    await sql`create table t (a int)`.execute(handle.db);
+    await sql`insert into t values (1), (2)`.execute(handle.db);
+    return handle;
+  }
+  const prepared = async (handle: DatabaseHandle) =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
+  const rows = async (db: DatabaseHandle['db']) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
+
+  test('a statement with parameters is prepared on its second run; a plan made stale by a migration still answers, alone and in a transaction', async () => {
+    const handle = await embedded();
+    for (let i = 0; i < 4; i++) assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(await prepared(handle), ['select * from t where a >= $1 order by a']);
+    await sql`alter table t add column b int default 7`.execute(handle.db);
+    assert.deepEqual(await rows(handle.db), [{ a: 1, b: 7 }, { a: 2, b: 7 }], 'sent again unnamed');
+    await sql`alter table t add column c int default 8`.execute(handle.db);
+    let attempts = 0;
+    const inside = await transaction(handle.db, async (trx) => {
+      attempts++;
+      return rows(trx);
+    });
+    assert.deepEqual(inside, [{ a: 1, b: 7, c: 8 }, { a: 2, b: 7, c: 8 }]);
+    assert.equal(attempts, 1, 'the text was unnamed after its stale plan, so nothing aborted');
+  });
+
+  test('off: nothing is prepared', async () => {
+    const handle = await embedded({ preparedStatements: false });
+    for (let i = 0; i < 3; i++) await rows(handle.db);
+    assert.deepEqual(await prepared(handle), []);
   });
 });
 

@@ -1,8 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
-import { PGlitePool } from './pglite-pool.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
@@ -30,6 +30,18 @@ const NUMERIC = 1700;
 const DATE = 1082;
 
 const plugins = [new CamelCasePlugin()];
+
+/**
+ * The column types both drivers read the same way (above); every other type as node-postgres
+ * reads it. One function for every oid; pg types it as an overload set (the cast restores that).
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    if (oid === DATE) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format);
+  }) as typeof pg.types.getTypeParser,
+};
 
 /**
  * The pool Kysely sees: every error from connecting or querying is marked as the database's own
@@ -113,10 +125,10 @@ export interface OpenDatabaseOptions {
   /** Told about a connection that failed while checked out (the request using it fails alone). */
   onConnectionError?: (error: Error) => void;
   /**
-   * PostgreSQL server only: repeated statements run as named prepared statements, parsed and
-   * planned once per connection (prepared-statements.ts). Off behind a pooler that cannot keep
-   * them (PgBouncer before 1.21 in transaction mode); when one is found anyway, naming stops and
-   * `onPreparedStatementsStopped` is told. Default on.
+   * Repeated statements run as named prepared statements, parsed and planned once per connection
+   * (prepared-statements.ts), on a PostgreSQL server and on the embedded database alike. Off
+   * behind a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode); when one is
+   * found anyway, naming stops and `onPreparedStatementsStopped` is told. Default on.
    */
   preparedStatements?: boolean;
   onPreparedStatementsStopped?: (error: unknown) => void;
@@ -142,14 +154,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 5000 } : {}),
       // A dead peer (a partition, a host gone) is noticed on idle connections too.
       keepAlive: true,
-      types: {
-        // One function for every oid; pg types it as an overload set (the cast restores that).
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-          if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
-          if (oid === DATE) return (value: string) => value;
-          return pg.types.getTypeParser(oid, format);
-        }) as typeof pg.types.getTypeParser,
-      },
+      types,
     });
     // A connection that dies must never crash the process. The pool's 'error' event covers idle
     // clients only; a checked-out client emits 'error' on itself (PostgreSQL restarted, backend
@@ -187,20 +192,29 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     unlock();
     throw error;
   }
-  const pool = new PGlitePool(embedded, {
-    [INT8]: (value: string) => Number(value),
-    [NUMERIC]: (value: string) => Number(value),
-    [DATE]: (value: string) => value,
-  });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool, options.onStatement) }), plugins });
+  // node-postgres over PGlite's own adapter (a pg connection that hands each protocol message to
+  // PGlite): the same driver, type parsers and named prepared statements as a PostgreSQL server,
+  // so a repeated statement is parsed and planned once instead of on every call, as PGlite's own
+  // query() did. That doubled embedded bookings per second (issue 18, ninth pass). PGlite has one
+  // session, so the pool has one connection, held from a transaction's begin to its commit: a
+  // query from another request waits for it instead of running inside someone else's transaction.
+  // Never closed while idle: the one client lives as long as the pool (its statements stay prepared).
+  const pool = new pg.Pool({ ...(createPgConfig(embedded) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0, types });
+  const onConnectionError = options.onConnectionError ?? (() => {});
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
+  const namer = options.preparedStatements === false ? undefined : createStatementNamer();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer) }), plugins });
   return {
     db,
     kind: 'pglite',
     embedded,
-    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       try {
         await db.destroy();
+        // The adapter leaves the PGlite instance to its owner.
+        await embedded.close();
       } finally {
         unlock();
       }

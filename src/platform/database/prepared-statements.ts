@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Named prepared statements on a PostgreSQL server (DATABASE_PREPARED_STATEMENTS, on by default).
+ * Named prepared statements on a PostgreSQL server and on the embedded database (DATABASE_PREPARED_STATEMENTS,
+ * on by default; the embedded one runs through node-postgres too, platform/database/index.ts).
  *
  * Kysely sends every statement through node-postgres as an unnamed one: PostgreSQL parses and
  * plans it again each time. The statements that run on every search and booking are large (the

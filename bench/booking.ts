@@ -263,10 +263,10 @@ export function httpClient(base: string, token: string) {
 
 /**
  * Counts SQL statements and the wall time during which at least one was in flight (as the app sees
- * it: driver, round trip and server), for the sequential run. Embedded: PGlite's query and exec;
- * PostgreSQL: node-postgres Client.prototype.query, restored afterwards.
+ * it: driver, round trip and server), for the sequential run: node-postgres Client.prototype.query,
+ * restored afterwards (both databases run through node-postgres).
  */
-function instrument(handle: DatabaseHandle) {
+function instrument() {
   let statements = 0;
   let inFlight = 0;
   let since = 0;
@@ -291,12 +291,8 @@ function instrument(handle: DatabaseHandle) {
     targets.push({ owner: record, key, original });
     record[key] = wrap(original);
   };
-  if (handle.embedded) {
-    patch(handle.embedded, 'query');
-    patch(handle.embedded, 'exec');
-  } else {
-    patch(pg.Client.prototype, 'query');
-  }
+  // Both databases run through node-postgres (the embedded one over PGlite's adapter).
+  patch(pg.Client.prototype, 'query');
   return () => {
     for (const t of targets) t.owner[t.key] = t.original;
     return { statements, busyMs: busy };
@@ -394,7 +390,7 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     await directRun(c.warmup, CLIENTS, 'warm-up');
 
     // 1 client: the cost of one booking with nothing to wait for, and what it is made of.
-    const stopInstrument = instrument(database);
+    const stopInstrument = instrument();
     const sequential = await directRun(c.sequential, 1, 'direct, 1 client');
     const counted = stopInstrument();
     const seqFigures = { perSecond: rate(c.sequential, sequential.wall), cpu: sequential.cpu, times: sequential.times, statements: counted.statements / c.sequential, dbMs: counted.busyMs / c.sequential };

@@ -93,6 +93,38 @@ describe('on the embedded database (node-postgres over PGlite)', () => {
     assert.equal(attempts, 1, 'the text was unnamed after its stale plan, so nothing aborted');
   });
 
+  test('PGlite failing inside a transaction: the next client ends that transaction and prepares its statements again', async () => {
+    const handle = await embedded();
+    const pglite = handle.embedded!;
+    await rows(handle.db);
+    await rows(handle.db);
+    // One protocol message runs and then its call rejects (as a WebAssembly or file system fault
+    // would): the pg client is broken and dropped, and its rollback is never sent.
+    const original = pglite.execProtocolStream.bind(pglite);
+    let failNext = false;
+    pglite.execProtocolStream = ((message: Uint8Array, options?: object) => {
+      if (!failNext) return original(message, options);
+      failNext = false;
+      return original(message, options).then(() => Promise.reject(new Error('simulated PGlite fault')));
+    }) as typeof pglite.execProtocolStream;
+    try {
+      await assert.rejects(
+        transaction(handle.db, async (trx) => {
+          await sql`insert into t values (${99})`.execute(trx);
+          failNext = true;
+          await sql`select ${1}::int`.execute(trx);
+        }),
+      );
+    } finally {
+      pglite.execProtocolStream = original;
+    }
+    assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }], 'the failed transaction\'s row is not seen');
+    assert.equal(pglite.isInTransaction(), false);
+    await sql`insert into t values (${3})`.execute(handle.db);
+    assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }, { a: 3 }], 'a later write commits on its own');
+    assert.deepEqual((await prepared(handle)).sort(), ['insert into t values ($1)', 'select * from t where a >= $1 order by a'], 'named statements work on the new client');
+  });
+
   test('off: nothing is prepared', async () => {
     const handle = await embedded({ preparedStatements: false });
     for (let i = 0; i < 3; i++) await rows(handle.db);

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { createPgConfig, PglitePgConnection } from '@electric-sql/pglite/node-postgres';
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
@@ -45,16 +45,34 @@ const types = {
 
 /**
  * The pool Kysely sees: every error from connecting or querying is marked as the database's own
- * (errors.ts, markFromDatabase), so only those can become a 503. With `namer` (PostgreSQL with
- * prepared statements on), statements with parameters run as named prepared statements
- * (prepared-statements.ts); a pooler that loses them turns naming off (`onNamingStopped`).
+ * (errors.ts, markFromDatabase), so only those can become a 503. With `namer` (prepared statements
+ * on), statements with parameters run as named prepared statements (prepared-statements.ts); a
+ * pooler that loses them turns naming off (`onNamingStopped`). `onNewClient` runs once on each
+ * client before its first use (the embedded database's session reset).
  */
-function markingErrors(pool: PostgresPool, onStatement?: (text: string) => void, namer?: StatementNamer, onNamingStopped?: (error: unknown) => void): PostgresPool {
+function markingErrors(
+  pool: PostgresPool,
+  onStatement?: (text: string) => void,
+  namer?: StatementNamer,
+  onNamingStopped?: (error: unknown) => void,
+  onNewClient?: (client: PostgresPoolClient) => Promise<void>,
+): PostgresPool {
+  const ready = new WeakSet<object>();
   return {
     async connect() {
       let client: PostgresPoolClient;
       try {
         client = await pool.connect();
+        if (onNewClient && !ready.has(client)) {
+          try {
+            await onNewClient(client);
+          } catch (error) {
+            // A client that cannot be reset is not handed out: the pool drops it (pg: release with an error).
+            (client.release as (error?: unknown) => void)(error);
+            throw error;
+          }
+          ready.add(client);
+        }
       } catch (error) {
         throw markFromDatabase(error);
       }
@@ -198,13 +216,30 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   // query() did. That doubled embedded bookings per second (issue 18, ninth pass). PGlite has one
   // session, so the pool has one connection, held from a transaction's begin to its commit: a
   // query from another request waits for it instead of running inside someone else's transaction.
-  // Never closed while idle: the one client lives as long as the pool (its statements stay prepared).
-  const pool = new pg.Pool({ ...(createPgConfig(embedded) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0, types });
+  // Each client gets an adapter connection of its own (pg keeps which statements it prepared on the
+  // connection object), and is never closed while idle: one client lives as long as the pool.
+  class EmbeddedClient extends pg.Client {
+    constructor(config: pg.ClientConfig = {}) {
+      super({ ...config, connection: new PglitePgConnection({ pglite: embedded }) } as pg.ClientConfig);
+    }
+  }
+  const pool = new pg.Pool({ ...(createPgConfig(embedded) as unknown as pg.PoolConfig), Client: EmbeddedClient, max: 1, idleTimeoutMillis: 0, types });
   const onConnectionError = options.onConnectionError ?? (() => {});
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const namer = options.preparedStatements === false ? undefined : createStatementNamer();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer) }), plugins });
+  // A new client replaces one that failed (PGlite threw: the pool dropped that client, whose
+  // rollback could not be sent). The session outlives clients: end the transaction the failed one
+  // may have left open, so no request runs inside it or sees its rows, and drop its prepared
+  // statements, which the new client does not know of.
+  const resetSession = async (client: PostgresPoolClient) => {
+    if (embedded.isInTransaction()) await client.query('rollback', []);
+    await client.query('deallocate all', []);
+  };
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer, options.onPreparedStatementsStopped, resetSession) }),
+    plugins,
+  });
   return {
     db,
     kind: 'pglite',

@@ -17,6 +17,18 @@ import { createDedicatedDatabase } from '../helpers/app.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
+/** The handle, with a table t(a int) holding 1 and 2. */
+async function withTable(handle: DatabaseHandle): Promise<DatabaseHandle> {
+  await sql`create table t (a int)`.execute(handle.db);
+  await sql`insert into t values (1), (2)`.execute(handle.db);
+  return handle;
+}
+/** The texts this process prepared on the handle's connection. */
+const prepared = async (handle: DatabaseHandle) =>
+  (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
+/** t's rows, read by a statement with a parameter (so it is named from its second run). */
+const rows = async (db: DatabaseHandle['db']) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
+
 describe('the statement namer', () => {
   test('names a text from its second use, the same name on every connection, until a connection holds 300', () => {
     const namer = createStatementNamer();
@@ -69,13 +81,8 @@ describe('on the embedded database (node-postgres over PGlite)', () => {
   async function embedded(options: { preparedStatements?: boolean } = {}) {
     const handle = await openDatabase(options);
     handles.push(handle);
-    await sql`create table t (a int)`.execute(handle.db);
-    await sql`insert into t values (1), (2)`.execute(handle.db);
-    return handle;
+    return withTable(handle);
   }
-  const prepared = async (handle: DatabaseHandle) =>
-    (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
-  const rows = async (db: DatabaseHandle['db']) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
 
   test('a statement with parameters is prepared on its second run; a plan made stale by a migration still answers, alone and in a transaction', async () => {
     const handle = await embedded();
@@ -146,41 +153,36 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
     drops.push(drop);
     const handle = await openDatabase({ databaseUrl: url, poolSize: 1, ...options });
     handles.push(handle);
-    await sql`create table t (a int)`.execute(handle.db);
-    await sql`insert into t values (1), (2)`.execute(handle.db);
-    return handle;
+    return withTable(handle);
   }
-  const prepared = async (handle: DatabaseHandle) =>
-    (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
-  const rows = async (handle: DatabaseHandle, db = handle.db) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
 
   test('a statement with parameters is prepared on its second run and reused after', async () => {
     const handle = await oneConnection();
-    for (let i = 0; i < 4; i++) assert.deepEqual(await rows(handle), [{ a: 1 }, { a: 2 }]);
+    for (let i = 0; i < 4; i++) assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }]);
     assert.deepEqual(await prepared(handle), ['select * from t where a >= $1 order by a']);
   });
 
   test('off: nothing is prepared', async () => {
     const handle = await oneConnection({ preparedStatements: false });
-    for (let i = 0; i < 3; i++) await rows(handle);
+    for (let i = 0; i < 3; i++) await rows(handle.db);
     assert.deepEqual(await prepared(handle), []);
   });
 
   test('a column added under a prepared select *: the statement answers with it, alone and in a transaction', async () => {
     const handle = await oneConnection();
-    await rows(handle);
-    await rows(handle);
+    await rows(handle.db);
+    await rows(handle.db);
     await sql`alter table t add column b int default 7`.execute(handle.db);
-    assert.deepEqual(await rows(handle), [{ a: 1, b: 7 }, { a: 2, b: 7 }], 'sent again unnamed');
+    assert.deepEqual(await rows(handle.db), [{ a: 1, b: 7 }, { a: 2, b: 7 }], 'sent again unnamed');
 
     const again = await oneConnection();
-    await rows(again);
-    await rows(again);
+    await rows(again.db);
+    await rows(again.db);
     await sql`alter table t add column b int default 7`.execute(again.db);
     let attempts = 0;
     const inside = await transaction(again.db, async (trx) => {
       attempts++;
-      return rows(again, trx);
+      return rows(trx);
     });
     assert.deepEqual(inside, [{ a: 1, b: 7 }, { a: 2, b: 7 }]);
     assert.equal(attempts, 2, 'the transaction the stale plan aborted ran again');
@@ -189,14 +191,14 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
   test('a server that lost the prepared statements (as a pooler would): the answer comes, and naming stops', async () => {
     const stopped: unknown[] = [];
     const handle = await oneConnection({ onPreparedStatementsStopped: (error) => stopped.push(error) });
-    await rows(handle);
-    await rows(handle);
+    await rows(handle.db);
+    await rows(handle.db);
     // No parameters, so sent unnamed: the client still believes its statement is prepared.
     await sql`deallocate all`.execute(handle.db);
-    assert.deepEqual(await rows(handle), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }]);
     assert.equal(stopped.length, 1);
     assert.equal((stopped[0] as { code?: string }).code, '26000');
-    await rows(handle);
+    await rows(handle.db);
     assert.deepEqual(await prepared(handle), [], 'nothing prepared since');
   });
   test('a cursor walk keeps a generic plan of its page statement: its row bound is a literal, not a parameter', async () => {

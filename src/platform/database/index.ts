@@ -162,6 +162,28 @@ export async function dumpEmbedded(handle: DatabaseHandle, compression: 'none' |
   return handle.embedded.dumpDataDir(compression);
 }
 
+/**
+ * Kysely over a node-postgres pool, for either database: the connection-error listeners, the
+ * statement namer, the error marking (markingErrors) and the pool's figures for /metrics.
+ */
+function overPgPool(pool: pg.Pool, options: OpenDatabaseOptions, onNewClient?: (client: PostgresPoolClient) => Promise<void>) {
+  // A connection that dies must never crash the process. The pool's 'error' event covers idle
+  // clients only; a checked-out client emits 'error' on itself (PostgreSQL restarted, backend
+  // terminated; PGlite threw), and an unhandled 'error' event ends Node. So every client gets a
+  // listener of its own when it connects: the query in flight fails (that request answers 503),
+  // and the pool drops the broken client on release and opens a fresh one for the next request.
+  const onConnectionError = options.onConnectionError ?? (() => {});
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
+  const namer = options.preparedStatements === false ? undefined : createStatementNamer();
+  // pg.Pool is the pool Kysely's PostgresPool describes; the two packages type it separately.
+  const marked = markingErrors(pool as unknown as PostgresPool, options.onStatement, namer, options.onPreparedStatementsStopped, onNewClient);
+  return {
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: marked }), plugins }),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
+}
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -174,23 +196,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       keepAlive: true,
       types,
     });
-    // A connection that dies must never crash the process. The pool's 'error' event covers idle
-    // clients only; a checked-out client emits 'error' on itself (PostgreSQL restarted, backend
-    // terminated), and an unhandled 'error' event ends Node. So every client gets a listener of its
-    // own when it connects: the query in flight fails (that request answers 503), and the pool
-    // drops the broken client on release and opens a fresh one for the next request.
-    const onConnectionError = options.onConnectionError ?? (() => {});
-    pool.on('error', onConnectionError);
-    pool.on('connect', (client) => client.on('error', onConnectionError));
-    // pg.Pool is the pool Kysely's PostgresPool describes; the two packages type it separately.
-    const namer = options.preparedStatements === false ? undefined : createStatementNamer();
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer, options.onPreparedStatementsStopped) }), plugins });
-    return {
-      db,
-      kind: 'postgres',
-      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-      close: () => db.destroy(),
-    };
+    const { db, poolStats } = overPgPool(pool, options);
+    return { db, kind: 'postgres', poolStats, close: () => db.destroy() };
   }
 
   // One process per embedded data directory: a second one (the CLI beside a running server, or a
@@ -224,10 +231,6 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     }
   }
   const pool = new pg.Pool({ ...(createPgConfig(embedded) as unknown as pg.PoolConfig), Client: EmbeddedClient, max: 1, idleTimeoutMillis: 0, types });
-  const onConnectionError = options.onConnectionError ?? (() => {});
-  pool.on('error', onConnectionError);
-  pool.on('connect', (client) => client.on('error', onConnectionError));
-  const namer = options.preparedStatements === false ? undefined : createStatementNamer();
   // A new client replaces one that failed (PGlite threw: the pool dropped that client, whose
   // rollback could not be sent). The session outlives clients: end the transaction the failed one
   // may have left open, so no request runs inside it or sees its rows, and drop its prepared
@@ -236,15 +239,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (embedded.isInTransaction()) await client.query('rollback', []);
     await client.query('deallocate all', []);
   };
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: markingErrors(pool as unknown as PostgresPool, options.onStatement, namer, options.onPreparedStatementsStopped, resetSession) }),
-    plugins,
-  });
+  const { db, poolStats } = overPgPool(pool, options, resetSession);
   return {
     db,
     kind: 'pglite',
     embedded,
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    poolStats,
     close: async () => {
       try {
         await db.destroy();

@@ -170,8 +170,12 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
         const id = randomUUID();
         const row = newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents });
         const answer: AppointmentRow = { ...row, timezoneName: prepared.location.timezoneName, resourceIds: [...resourceIds].sort() };
-        // The event goes in with the appointment: one statement for the row, its resources and the outbox.
-        created = await repo.insert(trx, row, resourceIds, answer.timezoneName, kind === 'create' ? eventsOf(answer, ['NEW_APPOINTMENT']) : []);
+        // The event goes in with the appointment: one statement for the row, its resources and the
+        // outbox. Without an Idempotency-Key it is the transaction's last statement, and the commit
+        // goes with it (with one, idempotent() stores the answer after it).
+        created = await repo.insert(trx, row, resourceIds, answer.timezoneName, kind === 'create' ? eventsOf(answer, ['NEW_APPOINTMENT']) : [], {
+          lastInTransaction: !keyed.key,
+        });
         return toApi(created);
       });
     });

@@ -6,6 +6,7 @@ import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../p
 import { toApi } from './mapper.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { ValueOf } from '../../platform/database/reusable-query.js';
+import { thenCommit } from '../../platform/database/transaction-control.js';
 
 /** An appointment with its location's zone and its resources, as every read returns it. */
 export type AppointmentRow = Selectable<AppointmentsTable> & { timezoneName: string; resourceIds: string[] };
@@ -161,9 +162,17 @@ export const appointmentRepository = {
    * booking neither sends a second insert nor reads its own row back inside the locked transaction.
    * `events` (already built from the row) go into the outbox in the same statement. (The resource
    * rows and events reference the appointment; the foreign keys are checked at the end of the
-   * statement, when all are in.)
+   * statement, when all are in.) `lastInTransaction`: nothing follows it in its transaction, so the
+   * commit is sent with it (platform/database/transaction-control.ts).
    */
-  async insert(db: Db, row: Insertable<AppointmentsTable>, resourceIds: string[], timezoneName: string, events: OutboxEvent[] = []): Promise<AppointmentRow> {
+  async insert(
+    db: Db,
+    row: Insertable<AppointmentsTable>,
+    resourceIds: string[],
+    timezoneName: string,
+    events: OutboxEvent[] = [],
+    options: { lastInTransaction?: boolean } = {},
+  ): Promise<AppointmentRow> {
     // Columns whose value is undefined are left to their defaults, as Kysely's values() leaves them.
     const rowColumns = Object.keys(row).filter((column) => row[column as keyof typeof row] !== undefined).sort();
     const outbox = outboxRows(events);
@@ -174,7 +183,7 @@ export const appointmentRepository = {
     outbox.forEach((event, i) => {
       for (const column of eventColumns) values[`event.${i}.${column}`] = event[column as keyof typeof event];
     });
-    const [created] = await insertStatement(db, { rowColumns, resources: resourceIds.length, events: outbox.length, eventColumns }, values);
+    const [created] = await insertStatement(db, { rowColumns, resources: resourceIds.length, events: outbox.length, eventColumns }, values, { thenCommit: options.lastInTransaction === true });
     // In the order byIds answers them (resource_id order; ids are lowercase, so as strings too).
     return { ...created!, timezoneName, resourceIds: [...resourceIds].sort() };
   },
@@ -184,8 +193,15 @@ export const appointmentRepository = {
    * are taken from `row`), in one statement: status and expiry are copied to its resource rows,
    * which availability reads, and the events of `triggers` go into the outbox, carrying the row as
    * changed (built from `row` and the plain values of `changes`, which is what the update writes).
+   * `lastInTransaction`: nothing follows it in its transaction, so the commit is sent with it.
    */
-  async update(db: Db, row: AppointmentRow, changes: Updateable<AppointmentsTable>, triggers: EventTrigger[] = []): Promise<AppointmentRow> {
+  async update(
+    db: Db,
+    row: AppointmentRow,
+    changes: Updateable<AppointmentsTable>,
+    triggers: EventTrigger[] = [],
+    options: { lastInTransaction?: boolean } = {},
+  ): Promise<AppointmentRow> {
     const { companyId, id } = row;
     const updatedAt = new Date();
     // Each `with` widens the query's table types; the casts keep one variable, as only 'updated' is read.
@@ -226,7 +242,10 @@ export const appointmentRepository = {
       }));
       query = query.with('events', (q) => q.insertInto('outboxEvents').values(events).returning('id')) as unknown as typeof query;
     }
-    const updated = await query.selectFrom('updated').selectAll().executeTakeFirstOrThrow();
+    const compiled = query.selectFrom('updated').selectAll().compile();
+    // `lastInTransaction`: the commit goes with it (platform/database/transaction-control.ts).
+    const [updated] = (await db.executeQuery(options.lastInTransaction ? thenCommit(compiled) : compiled)).rows;
+    if (!updated) throw new Error('appointmentRepository.update: the row was not there (it is read under lock first)');
     return { ...updated, timezoneName: row.timezoneName, resourceIds: row.resourceIds };
   },
 

@@ -12,12 +12,16 @@ import { customerExists, resolveCustomer } from './customers.js';
 import type { SlotChecks } from './slot.js';
 import type { BookRequest, CustomFieldValues, ReserveRequest } from './schemas.js';
 
-/** The moves of States and transitions that keep the slot: reserve, book, confirm, cancel, delete. */
+/**
+ * The moves of States and transitions that keep the slot: reserve, book, confirm, cancel, delete.
+ * Each one's update is the last statement of its transaction (changeExisting runs nothing after
+ * the work), so it carries the commit (lastInTransaction, platform/database/transaction-control.ts).
+ */
 
 /** Confirm of a booked appointment: sets confirmed, and APPOINTMENT_CONFIRMED only the first time. */
 async function confirmBooked(trx: Db, row: AppointmentRow) {
   if (row.confirmed) return { result: toApi(row), changed: [] };
-  const confirmed = await repo.update(trx, row, { confirmed: true }, ['APPOINTMENT_CONFIRMED']);
+  const confirmed = await repo.update(trx, row, { confirmed: true }, ['APPOINTMENT_CONFIRMED'], { lastInTransaction: true });
   return { result: toApi(confirmed), changed: [] };
 }
 
@@ -101,6 +105,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
             ...(unconfirmed ? { customerUnconfirmed: true } : {}),
           },
           fromReserved ? ['NEW_APPOINTMENT', 'APPOINTMENT_CONFIRMED'] : ['NEW_APPOINTMENT'],
+          { lastInTransaction: true },
         );
         return { result: toApi(updated), changed: [updated] };
       },
@@ -129,7 +134,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
           const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
           const ignoreExternalEvents = body.ignoreExternalEvents ?? row.ignoreExternalEvents;
           await slots.checkSlot(trx, slot, { companyId, customerId: row.customerId, now, exclude: [row.id], countsAsActive: false, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
-          const updated = await repo.update(trx, row, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents });
+          const updated = await repo.update(trx, row, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents }, [], { lastInTransaction: true });
           return { result: toApi(updated), changed: [updated] };
         },
         known: before,
@@ -154,7 +159,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
         keys: (row) => lockKeys(companyId, { resources: row.resourceIds }),
         work: async (trx, row) => {
           refuse('cancel', row, now);
-          const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null }, ['APPOINTMENT_CANCELLED']);
+          const updated = await repo.update(trx, row, { status: 'CN', expiresAt: null }, ['APPOINTMENT_CANCELLED'], { lastInTransaction: true });
           return { result: toApi(updated), changed: [updated] };
         },
       });

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
 import { markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
+import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, sendWithControl } from './transaction-control.js';
 import type { StatementNamer } from './prepared-statements.js';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
@@ -79,6 +80,11 @@ function markingErrors(
       // Kysely sends begin/commit/rollback as statements of their own: a statement outside them
       // may be sent again when it failed only for a stale prepared plan.
       let inTransaction = false;
+      // Kysely's plain `begin`, not yet sent: it goes to the server with the transaction's first
+      // statement. `committed`: the transaction's last statement took the commit with it
+      // (transaction-control.ts), so Kysely's own commit has nothing left to send.
+      let beginDeferred = false;
+      let committed = false;
       const send = (args: unknown[]): unknown => (client.query as (...a: unknown[]) => unknown)(...args);
       // pg's query() has a dozen overloads; the wrapper passes every call through unchanged (but
       // for the name), which TypeScript cannot express over overloads, hence the casts.
@@ -86,10 +92,38 @@ function markingErrors(
         const [first, values] = args;
         const text = typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? '');
         onStatement?.(text);
+        const parameters = Array.isArray(values) ? (values as unknown[]) : [];
+        if (text === 'begin' && typeof first === 'string' && parameters.length === 0) {
+          inTransaction = true;
+          beginDeferred = true;
+          committed = false;
+          return Promise.resolve(DEFERRED_BEGIN);
+        }
+        if (/^(commit|rollback)$/i.test(text)) {
+          inTransaction = false;
+          const nothingSent = beginDeferred;
+          beginDeferred = false;
+          if (committed) {
+            committed = false;
+            // Kysely rolls back when the work threw after its last statement committed: there
+            // is no transaction left to end, and what committed stays committed.
+            return Promise.resolve(ALREADY_COMMITTED);
+          }
+          if (nothingSent) return Promise.resolve(text.toLowerCase().startsWith('commit') ? ALREADY_COMMITTED : NOTHING_TO_ROLL_BACK);
+        } else if (committed) {
+          return Promise.reject(new Error('A statement was sent after its transaction committed with the statement marked thenCommit (platform/database/transaction-control.ts)'));
+        }
         if (/^(begin|start transaction)/i.test(text)) inTransaction = true;
         else if (/^(commit|rollback)/i.test(text)) inTransaction = false;
-        const name = namer && typeof first === 'string' && Array.isArray(values) && values.length > 0 ? namer.nameFor(client, first) : undefined;
-        const sent = name ? send([{ name, text, values }]) : send(args);
+        const name = namer && typeof first === 'string' && parameters.length > 0 ? namer.nameFor(client, first) : undefined;
+        const commit = inTransaction && typeof first === 'string' && isThenCommit(text);
+        let sent: unknown;
+        if (beginDeferred || commit) {
+          const begin = beginDeferred;
+          beginDeferred = false;
+          sent = sendWithControl(client as unknown as pg.Client, { text, values: parameters, name }, { begin, commit });
+          if (commit) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
+        } else sent = name ? send([{ name, text, values }]) : send(args);
         if (!(sent instanceof Promise)) return sent;
         return sent.catch((error: unknown) => {
           if (name && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
@@ -184,6 +218,23 @@ function overPgPool(pool: pg.Pool, options: OpenDatabaseOptions, onNewClient?: (
   };
 }
 
+type BindConfig = { values?: unknown[]; valueMapper?: ((value: unknown, index: number) => unknown) | undefined };
+
+/**
+ * PGlite's adapter connection, with the values of a Bind converted before its message is begun.
+ * The serializer bundled in the adapter writes into one shared buffer and, unlike node-postgres's
+ * own, does not clear it when converting a value throws: the half-written Bind then went out in
+ * front of the next message ('invalid message format'), the rollback after the error among them,
+ * so the transaction stayed open on the single session. Converted first, a value that cannot be
+ * sent fails its statement alone, as on a PostgreSQL server.
+ */
+class EmbeddedConnection extends PglitePgConnection {
+  override bind(config: BindConfig) {
+    const { values, valueMapper } = config;
+    super.bind(values && valueMapper ? { ...config, values: values.map((value, index) => valueMapper(value, index)), valueMapper: undefined } : config);
+  }
+}
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -227,7 +278,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   // connection object), and is never closed while idle: one client lives as long as the pool.
   class EmbeddedClient extends pg.Client {
     constructor(config: pg.ClientConfig = {}) {
-      super({ ...config, connection: new PglitePgConnection({ pglite: embedded }) } as pg.ClientConfig);
+      super({ ...config, connection: new EmbeddedConnection({ pglite: embedded }) } as pg.ClientConfig);
     }
   }
   const pool = new pg.Pool({ ...(createPgConfig(embedded) as unknown as pg.PoolConfig), Client: EmbeddedClient, max: 1, idleTimeoutMillis: 0, types });

@@ -1,5 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import type { Db } from './index.js';
+import { thenCommit } from './transaction-control.js';
 
 /**
  * A query compiled once per shape and run many times with new values, for the statements every
@@ -39,10 +40,10 @@ export const MAX_SHAPES = 200;
 export function reusableQuery<Shape, Values extends Record<string, unknown>, Row>(
   build: (db: Db, shape: Shape, value: ValueOf) => CompiledQuery<Row>,
   shapeKey: (shape: Shape) => string,
-): (db: Db, shape: Shape, values: Values) => Promise<Row[]> {
+): (db: Db, shape: Shape, values: Values, options?: { thenCommit?: boolean }) => Promise<Row[]> {
   const compiled = new Map<string, CompiledQuery<Row>>();
   const value: ValueOf = <T>(name: string) => new Placeholder(name) as T;
-  return async (db, shape, values) => {
+  return async (db, shape, values, options) => {
     const key = shapeKey(shape);
     let query = compiled.get(key);
     if (query) {
@@ -58,6 +59,8 @@ export function reusableQuery<Shape, Values extends Record<string, unknown>, Row
       if (!(parameter.name in values)) throw new Error(`reusableQuery: no value for ${parameter.name}`);
       return values[parameter.name];
     });
-    return (await db.executeQuery<Row>({ ...query, parameters })).rows;
+    const run = { ...query, parameters };
+    // The last statement of a transaction may take its commit along (transaction-control.ts).
+    return (await db.executeQuery<Row>(options?.thenCommit ? thenCommit(run) : run)).rows;
   };
 }

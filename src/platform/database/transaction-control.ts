@@ -1,0 +1,134 @@
+import pg from 'pg';
+import type { CompiledQuery } from 'kysely';
+
+/**
+ * A transaction's `begin` and `commit` sent in the same exchange as a statement (issue 18).
+ *
+ * Kysely opens a transaction by sending `begin` and waiting for its answer before the first
+ * statement, and ends it by sending `commit` after the last. Each is a whole round trip (a write,
+ * a wake-up of the server, a read). So the pool wrapper (index.ts):
+ * - answers Kysely's `begin` at once without sending it, and sends it in front of the
+ *   transaction's first statement: Parse, Bind and Execute of `begin`, then the statement's own
+ *   messages, then one Sync. The server runs both, in order, in one exchange. A transaction that
+ *   sends no statement before its commit or rollback sends nothing at all.
+ * - sends `commit` behind a statement marked as the last of its transaction (`thenCommit`), in
+ *   the same way, and then answers Kysely's own commit without sending it. When the statement
+ *   fails, the server skips the commit (an error skips everything up to the Sync), so the
+ *   transaction is aborted, not committed, and Kysely's rollback is sent as usual.
+ * Only the statement's answer is given back; the completions of `begin` and `commit` are dropped.
+ */
+
+const THEN_COMMIT = '\n-- then commit';
+
+/**
+ * The statement as the last of its transaction: the commit goes with it. Nothing may run in the
+ * transaction after it (the pool wrapper refuses such a statement). Outside a transaction the
+ * mark changes nothing.
+ */
+export function thenCommit<Row>(query: CompiledQuery<Row>): CompiledQuery<Row> {
+  return { ...query, sql: query.sql + THEN_COMMIT };
+}
+
+export const isThenCommit = (text: string) => text.endsWith(THEN_COMMIT);
+
+/** Kysely's `begin`, answered without being sent. */
+export const DEFERRED_BEGIN = Object.freeze({ command: 'BEGIN', rowCount: null, rows: [] });
+/** Kysely's commit of a transaction already committed with its last statement, or that sent nothing. */
+export const ALREADY_COMMITTED = Object.freeze({ command: 'COMMIT', rowCount: null, rows: [] });
+/** Kysely's rollback of a transaction that sent nothing. */
+export const NOTHING_TO_ROLL_BACK = Object.freeze({ command: 'ROLLBACK', rowCount: null, rows: [] });
+
+interface PgConnection {
+  parse(config: { text: string; name?: string }): void;
+  bind(config: Record<string, unknown>): void;
+  execute(config: Record<string, unknown>): void;
+  parsedStatements: Record<string, string>;
+}
+
+type QueryInternals = {
+  prepare(connection: PgConnection): void;
+  handleCommandComplete(message: unknown, connection: unknown): void;
+};
+const pgQuery = pg.Query.prototype as unknown as QueryInternals;
+
+/** Parse, Bind and Execute of a statement without parameters, as the unnamed statement and portal. */
+function writeControl(connection: PgConnection, text: 'begin' | 'commit') {
+  connection.parse({ text });
+  connection.bind({});
+  connection.execute({});
+}
+
+/** pg's Query with `begin` written before its messages and/or `commit` after, their answers left out of the result. */
+class QueryWithControl extends pg.Query {
+  private completions = 0;
+  constructor(
+    config: pg.QueryConfig,
+    private readonly withBegin: boolean,
+    private readonly withCommit: boolean,
+  ) {
+    super(config);
+  }
+
+  // pg calls prepare() inside a cork of the socket, so everything leaves in one write. The
+  // statement's own Parse and Bind replace the unnamed statement and portal `begin` used.
+  prepare(connection: PgConnection): void {
+    if (this.withBegin) writeControl(connection, 'begin');
+    // The commit goes right behind the statement's Execute (before pg's Sync). When pg cannot bind
+    // the values it writes no Execute, only a Sync, and so no commit either.
+    if (this.withCommit) {
+      const execute = connection.execute;
+      connection.execute = (config) => {
+        delete (connection as Partial<PgConnection>).execute;
+        execute.call(connection, config);
+        writeControl(connection, 'commit');
+      };
+    }
+    try {
+      pgQuery.prepare.call(this, connection);
+    } finally {
+      // The own property goes, and the class's method is the connection's again.
+      if (this.withCommit) delete (connection as Partial<PgConnection>).execute;
+    }
+  }
+
+  handleCommandComplete(message: unknown, connection: unknown): void {
+    this.completions++;
+    if (this.withBegin && this.completions === 1) return;
+    if (this.withCommit && this.completions === (this.withBegin ? 3 : 2)) return;
+    pgQuery.handleCommandComplete.call(this, message, connection);
+  }
+}
+
+/**
+ * Sends a statement with `begin` in front of it and/or `commit` behind it, on `client`. Where the
+ * statement has no parameters (pg sends it as a simple query, which may hold several statements),
+ * the control statements go as round trips of their own. So does `begin` in front of a named
+ * statement not yet prepared on this connection: the server's ParseComplete for `begin` would
+ * count, for pg, as the named statement's, and pg would take it as prepared even if its own Parse
+ * then failed.
+ */
+export function sendWithControl(
+  client: pg.Client,
+  statement: { text: string; values: unknown[]; name: string | undefined },
+  control: { begin: boolean; commit: boolean },
+): Promise<pg.QueryResult> {
+  const { text, values, name } = statement;
+  const config: pg.QueryConfig = name ? { name, text, values } : { text, values };
+  const connection = (client as unknown as { connection: PgConnection }).connection;
+  if (values.length === 0) {
+    const first: Promise<unknown> = control.begin ? client.query('begin') : Promise.resolve();
+    return first.then(async () => {
+      const result = await client.query(config);
+      if (control.commit) await client.query('commit');
+      return result;
+    });
+  }
+  if (control.begin && name !== undefined && connection.parsedStatements[name] === undefined) {
+    return client.query('begin').then(() => sendWithControl(client, statement, { begin: false, commit: control.commit }));
+  }
+  const query = new QueryWithControl(config, control.begin, control.commit);
+  return new Promise<pg.QueryResult>((resolve, reject) => {
+    (query as unknown as { callback: (error: Error | null, result: pg.QueryResult) => void }).callback = (error, result) => (error ? reject(error) : resolve(result));
+    client.query(query);
+  });
+}

@@ -1,0 +1,188 @@
+// A transaction's begin sent with its first statement, and its commit with a statement marked as
+// its last (src/platform/database/transaction-control.ts): fewer exchanges, the same transaction.
+// On the embedded database, and on a PostgreSQL server when TEST_DATABASE_URL is set (CI's second pass).
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CompiledQuery, sql } from 'kysely';
+import pg from 'pg';
+import { openDatabase } from '../../src/platform/database/index.js';
+import type { DatabaseHandle, Db } from '../../src/platform/database/index.js';
+import { transaction } from '../../src/platform/database/transaction.js';
+import { thenCommit } from '../../src/platform/database/transaction-control.js';
+import { createDedicatedDatabase } from '../helpers/app.js';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+/** Calls of node-postgres's Client.query while `work` runs: each waits for one answer of the server. */
+async function exchanges(work: () => Promise<unknown>): Promise<number> {
+  const original = pg.Client.prototype.query;
+  let count = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    count++;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return count;
+}
+
+/** The transaction a statement runs in (a new one for each statement outside a transaction). */
+const transactionId = async (db: Db) => (await sql<{ id: string }>`select txid_current()::text as id, ${1}::int as one`.execute(db)).rows[0]!.id;
+const insert = (db: Db, a: number) => sql`insert into t (a) values (${a})`.execute(db);
+const values = async (db: Db) => (await sql<{ a: number }>`select a from t where a >= ${0} order by a`.execute(db)).rows.map((r) => r.a);
+/** An insert of `a` marked as the last statement of its transaction. */
+const insertThenCommit = (db: Db, a: unknown) => db.executeQuery(thenCommit(CompiledQuery.raw('insert into t (a) values ($1)', [a])));
+
+function suite(open: () => Promise<DatabaseHandle>) {
+  /** A handle of one connection with an empty table t (a < 100); every statement above has run twice, so it is prepared. */
+  async function ready(): Promise<Db> {
+    const { db } = await open();
+    await sql`create table t (a int check (a < 100))`.execute(db);
+    for (let i = 0; i < 2; i++) {
+      await transactionId(db);
+      await values(db);
+      await insert(db, 0);
+      await insertThenCommit(db, 0);
+    }
+    await sql`delete from t`.execute(db);
+    return db;
+  }
+
+  test('begin goes with the first statement: one exchange fewer, and both statements run in one transaction', async () => {
+    const db = await ready();
+    let ids: string[] = [];
+    const sent = await exchanges(async () => {
+      ids = await transaction(db, async (trx) => [await transactionId(trx), await transactionId(trx)]);
+    });
+    assert.equal(ids[0], ids[1], 'the first statement ran inside the transaction');
+    assert.equal(sent, 3, 'the first statement (with begin), the second, commit');
+    assert.notEqual(await transactionId(db), await transactionId(db), 'outside a transaction each statement has its own');
+  });
+
+  test('a transaction that sends no statement sends nothing, whether it commits or rolls back', async () => {
+    const db = await ready();
+    const sent = await exchanges(async () => {
+      assert.equal(await transaction(db, async () => 'nothing to do'), 'nothing to do');
+      await assert.rejects(transaction(db, async () => Promise.reject(new Error('refused before any statement'))), /refused before any statement/);
+    });
+    assert.equal(sent, 0);
+    await insert(db, 1);
+    assert.deepEqual(await values(db), [1], 'the connection works after');
+  });
+
+  test('a first statement that fails rolls the transaction back, and the connection works after', async () => {
+    const db = await ready();
+    await assert.rejects(
+      transaction(db, async (trx) => insert(trx, 100)),
+      (error: { code?: string }) => error.code === '23514',
+    );
+    await assert.rejects(
+      transaction(db, async (trx) => {
+        await insert(trx, 1);
+        await insert(trx, 100);
+      }),
+      (error: { code?: string }) => error.code === '23514',
+    );
+    assert.deepEqual(await values(db), [], 'nothing of either transaction stays');
+    await transaction(db, async (trx) => insert(trx, 2));
+    assert.deepEqual(await values(db), [2]);
+  });
+
+  test('a statement marked as the last takes the commit along: two statements, two exchanges', async () => {
+    const db = await ready();
+    const sent = await exchanges(() =>
+      transaction(db, async (trx) => {
+        await insert(trx, 1);
+        await insertThenCommit(trx, 2);
+      }),
+    );
+    assert.equal(sent, 2, 'begin with the first insert, commit with the second');
+    assert.deepEqual(await values(db), [1, 2]);
+    // Alone: begin, the statement and commit in one exchange.
+    assert.equal(await exchanges(() => transaction(db, (trx) => insertThenCommit(trx, 3))), 1);
+    assert.deepEqual(await values(db), [1, 2, 3]);
+  });
+
+  test('a statement marked as the last that fails commits nothing, whether the server or the driver refuses it', async () => {
+    const db = await ready();
+    await assert.rejects(
+      transaction(db, async (trx) => {
+        await insert(trx, 1);
+        await insertThenCommit(trx, 100);
+      }),
+      (error: { code?: string }) => error.code === '23514',
+    );
+    // A value node-postgres cannot send: no Execute is written, so no commit either.
+    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
+    await assert.rejects(
+      transaction(db, async (trx) => {
+        await insert(trx, 2);
+        await insertThenCommit(trx, unsendable);
+      }),
+      /cannot be sent/,
+    );
+    assert.deepEqual(await values(db), [], 'neither transaction committed');
+    await transaction(db, (trx) => insertThenCommit(trx, 3));
+    assert.deepEqual(await values(db), [3], 'the connection works after');
+  });
+
+  test('a statement after the one marked as the last is refused, not run outside the transaction', async () => {
+    const db = await ready();
+    await assert.rejects(
+      transaction(db, async (trx) => {
+        await insertThenCommit(trx, 1);
+        await insert(trx, 2);
+      }),
+      /after its transaction committed/,
+    );
+    assert.deepEqual(await values(db), [1], 'what committed stays; the refused statement never ran');
+  });
+
+  test('a value node-postgres cannot send fails its statement alone (PGlite\'s adapter once sent the next message corrupt)', async () => {
+    const db = await ready();
+    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
+    for (const run of [() => sql`insert into t (a) values (${unsendable})`.execute(db), () => insertThenCommit(db, unsendable)]) {
+      await assert.rejects(run(), /cannot be sent/);
+      await insert(db, 1);
+    }
+    assert.deepEqual(await values(db), [1, 1]);
+  });
+
+  test('outside a transaction the mark changes nothing', async () => {
+    const db = await ready();
+    assert.equal(await exchanges(() => insertThenCommit(db, 4)), 1);
+    await insert(db, 5);
+    assert.deepEqual(await values(db), [4, 5]);
+  });
+}
+
+describe('on the embedded database', () => {
+  const handles: DatabaseHandle[] = [];
+  after(async () => {
+    for (const handle of handles) await handle.close();
+  });
+  suite(async () => {
+    const handle = await openDatabase({});
+    handles.push(handle);
+    return handle;
+  });
+});
+
+describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (CI runs this against PostgreSQL)' }, () => {
+  const handles: DatabaseHandle[] = [];
+  const drops: Array<() => Promise<void>> = [];
+  after(async () => {
+    for (const handle of handles) await handle.close();
+    for (const drop of drops) await drop();
+  });
+  suite(async () => {
+    const { url, drop } = await createDedicatedDatabase(TEST_DATABASE_URL!);
+    drops.push(drop);
+    const handle = await openDatabase({ databaseUrl: url, poolSize: 1 });
+    handles.push(handle);
+    return handle;
+  });
+});

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isContention, isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
+import { isCommitOutcomeUnknown, isContention, isDatabaseUnavailable, isLockTimeout } from './database/errors.js';
 import { fieldOf } from './values.js';
 
 /**
@@ -46,6 +46,9 @@ export const VALIDATION_ERROR = 'Validation Error';
 export const DATABASE_UNAVAILABLE = 'The service cannot reach its database right now, or it is too busy to answer in time; retry in a few seconds';
 export const RECORDS_BUSY = 'The records this request changes are busy with other requests; retry in a moment';
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
+/** The database stopped answering while a write was being committed: it may be saved. */
+export const COMMIT_OUTCOME_UNKNOWN_MESSAGE =
+  'The database stopped answering while this change was being committed, so it may have been saved; read it back, or retry with the same Idempotency-Key, before sending it again';
 
 /** A 400 `Validation Error` for one field. */
 export function validationError(location: ErrorLocation, path: string, msg: string, code?: string): ApiError {
@@ -230,7 +233,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.warn({ err: error }, 'database unavailable');
       // An app built without metrics (some tests) has no such decorator.
       if (request.server.hasDecorator('metrics')) request.server.metrics.recordDatabaseUnavailable();
-      return send(reply, 503, { success: false, message: DATABASE_UNAVAILABLE, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+      // Lost while its commit was on the way: a plain retry could write it twice.
+      const message = isCommitOutcomeUnknown(error) ? COMMIT_OUTCOME_UNKNOWN_MESSAGE : DATABASE_UNAVAILABLE;
+      return send(reply, 503, { success: false, message, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
     }
     // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137),
     // or a deadlock that outlived its retries: the records are busy, the request was fine.

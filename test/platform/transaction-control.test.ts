@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle, Db } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
 import { thenCommit } from '../../src/platform/database/transaction-control.js';
+import { isCommitOutcomeUnknown, isDatabaseUnavailable } from '../../src/platform/database/errors.js';
 import { createDedicatedDatabase } from '../helpers/app.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -164,10 +165,44 @@ describe('on the embedded database', () => {
   after(async () => {
     for (const handle of handles) await handle.close();
   });
-  suite(async () => {
+  const open = async () => {
     const handle = await openDatabase({});
     handles.push(handle);
     return handle;
+  };
+  suite(open);
+
+  test('an exchange that carried a commit and got no answer is told apart: the write may be saved', async () => {
+    const handle = await open();
+    const { db } = handle;
+    const pglite = handle.embedded!;
+    await sql`create table t (a int check (a < 100))`.execute(db);
+    // The Sync of the next exchange runs, and then its call rejects, as a connection lost before
+    // the answer came back would.
+    const original = pglite.execProtocolStream.bind(pglite);
+    let failSync = false;
+    pglite.execProtocolStream = ((message: Uint8Array, options?: object) => {
+      const isSync = message.length === 5 && message[0] === 0x53;
+      if (!failSync || !isSync) return original(message, options);
+      failSync = false;
+      return original(message, options).then(() => Promise.reject(new Error('Connection terminated unexpectedly')));
+    }) as typeof pglite.execProtocolStream;
+    try {
+      const lost = await transaction(db, async (trx) => {
+        await insert(trx, 1);
+        failSync = true;
+        await insertThenCommit(trx, 2);
+      }).catch((error: unknown) => error);
+      assert.equal(isCommitOutcomeUnknown(lost), true);
+      assert.equal(isDatabaseUnavailable(lost), true, 'answered 503, with the message that says it may be saved');
+      assert.deepEqual(await values(db), [1, 2], 'and it was saved');
+
+      const refused = await transaction(db, async (trx) => insertThenCommit(trx, 100)).catch((error: unknown) => error);
+      assert.equal((refused as { code?: string }).code, '23514');
+      assert.equal(isCommitOutcomeUnknown(refused), false, 'a server error is an answer: nothing committed');
+    } finally {
+      pglite.execProtocolStream = original;
+    }
   });
 });
 

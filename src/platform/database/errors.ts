@@ -24,6 +24,24 @@ export function markFromDatabase<T>(error: T): T {
   return error;
 }
 
+/**
+ * Marks an error of an exchange that carried a commit (Kysely's own, or one sent with a statement
+ * marked as the last of its transaction, transaction-control.ts) when the server gave no answer:
+ * the connection was lost, or the client stopped waiting. The commit may have run, so the write
+ * may be saved; the answer says so instead of only "retry" (platform/errors.ts).
+ */
+export const COMMIT_OUTCOME_UNKNOWN = Symbol('slotwise.commitOutcomeUnknown');
+
+export function markCommitOutcomeUnknown<T>(error: T, options: { evenWithSqlState?: boolean } = {}): T {
+  const code = errorCode(error);
+  // A server error (an SQLSTATE) is an answer: the server skipped the commit or it failed.
+  const answered = !options.evenWithSqlState && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  if (!answered && error && typeof error === 'object') Reflect.set(error, COMMIT_OUTCOME_UNKNOWN, true);
+  return error;
+}
+
+export const isCommitOutcomeUnknown = (error: unknown): boolean => errorField(error, COMMIT_OUTCOME_UNKNOWN) === true;
+
 /** SQLSTATEs that mean "the database cannot serve this now", not "the query is wrong". */
 const UNAVAILABLE_SQLSTATE_PREFIXES = [
   '08', // connection exception

@@ -4,7 +4,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
-import { markFromDatabase } from './errors.js';
+import { isCommitOutcomeUnknown, markCommitOutcomeUnknown, markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
 import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, sendWithControl } from './transaction-control.js';
 import type { StatementNamer } from './prepared-statements.js';
@@ -85,6 +85,7 @@ function markingErrors(
       // (transaction-control.ts), so Kysely's own commit has nothing left to send.
       let beginDeferred = false;
       let committed = false;
+      let commitUncertain = false;
       const send = (args: unknown[]): unknown => (client.query as (...a: unknown[]) => unknown)(...args);
       // pg's query() has a dozen overloads; the wrapper passes every call through unchanged (but
       // for the name), which TypeScript cannot express over overloads, hence the casts.
@@ -125,7 +126,18 @@ function markingErrors(
           if (commit) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
         } else sent = name ? send([{ name, text, values }]) : send(args);
         if (!(sent instanceof Promise)) return sent;
-        return sent.catch((error: unknown) => {
+        // No answer to an exchange that carried a commit: it may have committed (errors.ts). Kysely
+        // then rolls back, and when that fails too (the connection is gone) its error is the one
+        // the caller sees: it carries the mark as well.
+        if (commit || /^commit$/i.test(text)) {
+          sent = sent.catch((error: unknown) => {
+            commitUncertain = isCommitOutcomeUnknown(markCommitOutcomeUnknown(error));
+            return Promise.reject(error);
+          });
+        } else if (commitUncertain) {
+          sent = sent.catch((error: unknown) => Promise.reject(markCommitOutcomeUnknown(error, { evenWithSqlState: true })));
+        }
+        return (sent as Promise<unknown>).catch((error: unknown) => {
           if (name && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
             if (isStalePlan(error)) namer.forget(client, text);
             else {

@@ -73,22 +73,16 @@ class QueryWithControl extends pg.Query {
   // statement's own Parse and Bind replace the unnamed statement and portal `begin` used.
   prepare(connection: PgConnection): void {
     if (this.withBegin) writeControl(connection, 'begin');
-    // The commit goes right behind the statement's Execute (before pg's Sync). When pg cannot bind
-    // the values it writes no Execute, only a Sync, and so no commit either.
-    if (this.withCommit) {
-      const execute = connection.execute;
-      connection.execute = (config) => {
-        delete (connection as Partial<PgConnection>).execute;
-        execute.call(connection, config);
-        writeControl(connection, 'commit');
-      };
-    }
-    try {
-      pgQuery.prepare.call(this, connection);
-    } finally {
-      // The own property goes, and the class's method is the connection's again.
-      if (this.withCommit) delete (connection as Partial<PgConnection>).execute;
-    }
+    pgQuery.prepare.call(this, connection);
+  }
+
+  // pg's prepare() ends here once the values are bound (a value it cannot convert ends it before,
+  // with a Sync alone, so then no commit is written): the statement's Execute, the commit behind
+  // it, and the one Sync. These queries never read in pages (`rows`), so the Sync always follows.
+  _getRows(connection: PgConnection & { sync(): void }, rows: number | undefined): void {
+    connection.execute({ portal: (this as unknown as { portal: string }).portal, rows });
+    if (this.withCommit) writeControl(connection, 'commit');
+    connection.sync();
   }
 
   handleCommandComplete(message: unknown, connection: unknown): void {

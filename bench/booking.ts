@@ -262,7 +262,9 @@ export function httpClient(base: string, token: string) {
 }
 
 /**
- * Counts SQL statements and the wall time during which at least one was in flight (as the app sees
+ * Counts exchanges with the database (node-postgres Client.query calls: one statement each, or a
+ * statement with its transaction's begin or commit riding along, platform/database/
+ * transaction-control.ts) and the wall time during which at least one was in flight (as the app sees
  * it: driver, round trip and server), for the sequential run: node-postgres Client.prototype.query,
  * restored afterwards (both databases run through node-postgres).
  */
@@ -281,7 +283,20 @@ function instrument() {
       if (inFlight++ === 0) since = performance.now();
       const result = original.apply(this, args);
       if (result instanceof Promise) result.then(leave, leave);
-      else leave();
+      else if (result && typeof (result as { callback?: unknown }).callback === 'function') {
+        // A query object (a statement with begin or commit riding along, platform/database/
+        // transaction-control.ts): in flight until its callback, which pg may call twice.
+        const query = result as { callback: Fn };
+        const callback = query.callback;
+        let left = false;
+        query.callback = function (this: unknown, ...a: unknown[]) {
+          if (!left) {
+            left = true;
+            leave();
+          }
+          return callback.apply(this, a);
+        };
+      } else leave();
       return result;
     };
   const targets: Array<{ owner: Record<string, unknown>; key: string; original: Fn }> = [];
@@ -396,7 +411,7 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     const seqFigures = { perSecond: rate(c.sequential, sequential.wall), cpu: sequential.cpu, times: sequential.times, statements: counted.statements / c.sequential, dbMs: counted.busyMs / c.sequential };
     console.log(
       `  ${label} direct bookings, 1 client: ${seqFigures.perSecond.toFixed(0)} bookings/s, ${p50p99(sequential.times)}  (${c.sequential} bookings; ` +
-        `${seqFigures.statements.toFixed(1)} SQL statements and ${fmt(seqFigures.dbMs)} with a statement in flight per booking${cpuText(sequential.cpu)})`,
+        `${seqFigures.statements.toFixed(1)} exchanges with the database and ${fmt(seqFigures.dbMs)} with one in flight per booking${cpuText(sequential.cpu)})`,
     );
 
     const stopDirect = sampler(database, admin, databaseName);
@@ -540,7 +555,7 @@ function table(results: Array<[string, Figures | null]>) {
   const lines: Array<[string, (f: Figures) => string]> = [
     ['Direct, 1 client: bookings/s', (f) => f.sequential.perSecond.toFixed(0)],
     ['Direct, 1 client: p50 / p99 ms', (f) => pair(f.sequential.times)],
-    ['Direct, 1 client: SQL statements, ms in the database per booking', (f) => `${f.sequential.statements.toFixed(1)}, ${num(f.sequential.dbMs)}`],
+    ['Direct, 1 client: exchanges with the database, ms with one in flight per booking', (f) => `${f.sequential.statements.toFixed(1)}, ${num(f.sequential.dbMs)}`],
     [`Direct, ${CLIENTS} clients: bookings/s`, (f) => f.direct.perSecond.toFixed(0)],
     [`Direct, ${CLIENTS} clients: p50 / p99 ms`, (f) => pair(f.direct.times)],
     [`Direct, ${CLIENTS} clients: Node.js CPU, % of one core`, (f) => (f.direct.cpu * 100).toFixed(0)],

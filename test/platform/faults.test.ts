@@ -7,7 +7,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
-import { isDatabaseUnavailable, markFromDatabase } from '../../src/platform/database/errors.js';
+import { isCommitOutcomeUnknown, isDatabaseUnavailable, markCommitOutcomeUnknown, markFromDatabase } from '../../src/platform/database/errors.js';
 import { jsonNestingExceeds, textProblem } from '../../src/platform/validation.js';
 import { TEST_SECRETS, createTestContext, json, openTestDatabase } from '../helpers/app.js';
 import { createWorld } from '../helpers/world.js';
@@ -154,10 +154,50 @@ describe('the database away', () => {
     assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }))), true, 'a failover to a standby');
     assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('could not extend file'), { code: '53100' }))), true, 'disk full');
     assert.equal(isDatabaseUnavailable(db(Object.assign(new Error('duplicate key'), { code: '23505' }))), false);
+    // An exchange that carried a commit: without an answer of the server its outcome is unknown.
+    assert.equal(isCommitOutcomeUnknown(markCommitOutcomeUnknown(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))), true, 'a broken pipe is no answer');
+    assert.equal(isCommitOutcomeUnknown(markCommitOutcomeUnknown(new Error('Query read timeout'))), true);
+    assert.equal(isCommitOutcomeUnknown(markCommitOutcomeUnknown(Object.assign(new Error('duplicate key'), { code: '23505', severity: 'ERROR' }))), false, 'a server error is an answer');
     assert.equal(isDatabaseUnavailable(db(new Error('something else'))), false);
     // A client hanging up mid-request raises ECONNRESET too: not the database, never a 503.
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), false);
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('fetch failed'), { cause: Object.assign(new Error('x'), { code: 'ENOTFOUND' }) })), false);
+  });
+});
+
+describe('a booking whose commit got no answer', () => {
+  test('is a 503 that says the change may be saved, not a plain retry; and it was saved', { skip: process.env.TEST_DATABASE_URL ? 'the fault is made inside the embedded database' : false }, async () => {
+    const pglite = context.database.embedded!;
+    const s = await setup(context, { tenant: await context.world.tenant() });
+    // The booking's last exchange carries its commit (platform/database/transaction-control.ts):
+    // once a Parse of `commit` went by, the Sync after it runs and then its call rejects, as a
+    // connection lost before the answer came back would.
+    const original = pglite.execProtocolStream.bind(pglite);
+    const commitParse = Buffer.from('\0commit\0');
+    const holds = (message: Uint8Array, part: Buffer) => Buffer.from(message.buffer, message.byteOffset, message.length).includes(part);
+    let commitSent = false;
+    pglite.execProtocolStream = ((message: Uint8Array, options?: object) => {
+      if (message[0] === 0x50 && holds(message, commitParse)) commitSent = true;
+      if (!(commitSent && message[0] === 0x53)) return original(message, options);
+      commitSent = false;
+      pglite.execProtocolStream = original;
+      return original(message, options).then(() => Promise.reject(new Error('Connection terminated unexpectedly')));
+    }) as typeof pglite.execProtocolStream;
+    try {
+      const response = await context.app.inject({
+        method: 'POST',
+        url: `/v3/appointment?LocationId=${s.locationId}&ServiceId=${s.serviceId}`,
+        headers: s.headers,
+        payload: { ResourceIds: [s.resourceIds[0]], CustomerId: s.customerId, ...slot(dayAhead(), '10:00') },
+      });
+      assert.equal(response.statusCode, 503, response.body);
+      assert.equal(response.headers['retry-after'], '2');
+      assert.match(json(response).message, /may have been saved; read it back, or retry with the same Idempotency-Key/);
+    } finally {
+      pglite.execProtocolStream = original;
+    }
+    const saved = await context.database.db.selectFrom('appointments').select('id').where('companyId', '=', s.tenant.companyId).execute();
+    assert.equal(saved.length, 1, 'the booking committed');
   });
 });
 

@@ -32,10 +32,10 @@ export function markFromDatabase<T>(error: T): T {
  */
 export const COMMIT_OUTCOME_UNKNOWN = Symbol('slotwise.commitOutcomeUnknown');
 
-export function markCommitOutcomeUnknown<T>(error: T, options: { evenWithSqlState?: boolean } = {}): T {
-  const code = errorCode(error);
-  // A server error (an SQLSTATE) is an answer: the server skipped the commit or it failed.
-  const answered = !options.evenWithSqlState && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+export function markCommitOutcomeUnknown<T>(error: T, options: { evenWithServerAnswer?: boolean } = {}): T {
+  // An ErrorResponse of the server (both drivers give it a severity) is an answer: the server
+  // skipped the commit, or the commit failed. A code alone is not: EPIPE is five capitals too.
+  const answered = !options.evenWithServerAnswer && typeof errorField(error, 'severity') === 'string';
   if (!answered && error && typeof error === 'object') Reflect.set(error, COMMIT_OUTCOME_UNKNOWN, true);
   return error;
 }

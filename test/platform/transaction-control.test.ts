@@ -34,6 +34,8 @@ async function exchanges(work: () => Promise<unknown>): Promise<number> {
 const transactionId = async (db: Db) => (await sql<{ id: string }>`select txid_current()::text as id, ${1}::int as one`.execute(db)).rows[0]!.id;
 const insert = (db: Db, a: number) => sql`insert into t (a) values (${a})`.execute(db);
 const values = async (db: Db) => (await sql<{ a: number }>`select a from t where a >= ${0} order by a`.execute(db)).rows.map((r) => r.a);
+/** A value node-postgres cannot convert: its statement fails before anything of it is sent. */
+const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
 /** An insert of `a` marked as the last statement of its transaction. */
 const insertThenCommit = (db: Db, a: unknown) => db.executeQuery(thenCommit(CompiledQuery.raw('insert into t (a) values ($1)', [a])));
 
@@ -117,7 +119,6 @@ function suite(open: () => Promise<DatabaseHandle>) {
       (error: { code?: string }) => error.code === '23514',
     );
     // A value node-postgres cannot send: no Execute is written, so no commit either.
-    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
     await assert.rejects(
       transaction(db, async (trx) => {
         await insert(trx, 2);
@@ -144,7 +145,6 @@ function suite(open: () => Promise<DatabaseHandle>) {
 
   test('a value node-postgres cannot send fails its statement alone (PGlite\'s adapter once sent the next message corrupt)', async () => {
     const db = await ready();
-    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
     for (const run of [() => sql`insert into t (a) values (${unsendable})`.execute(db), () => insertThenCommit(db, unsendable)]) {
       await assert.rejects(run(), /cannot be sent/);
       await insert(db, 1);

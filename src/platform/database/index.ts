@@ -94,13 +94,15 @@ function markingErrors(
         const text = typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? '');
         onStatement?.(text);
         const parameters = Array.isArray(values) ? (values as unknown[]) : [];
-        if (text === 'begin' && typeof first === 'string' && parameters.length === 0) {
+        // Kysely's own transaction statements, always sent as these exact texts.
+        if (text === 'begin' && parameters.length === 0) {
           inTransaction = true;
           beginDeferred = true;
           committed = false;
           return Promise.resolve(DEFERRED_BEGIN);
         }
-        if (/^(commit|rollback)$/i.test(text)) {
+        const kyselyEnd = text === 'commit' || text === 'rollback';
+        if (kyselyEnd) {
           inTransaction = false;
           const nothingSent = beginDeferred;
           beginDeferred = false;
@@ -110,32 +112,31 @@ function markingErrors(
             // is no transaction left to end, and what committed stays committed.
             return Promise.resolve(ALREADY_COMMITTED);
           }
-          if (nothingSent) return Promise.resolve(text.toLowerCase().startsWith('commit') ? ALREADY_COMMITTED : NOTHING_TO_ROLL_BACK);
+          if (nothingSent) return Promise.resolve(text === 'commit' ? ALREADY_COMMITTED : NOTHING_TO_ROLL_BACK);
         } else if (committed) {
           return Promise.reject(new Error('A statement was sent after its transaction committed with the statement marked thenCommit (platform/database/transaction-control.ts)'));
-        }
-        if (/^(begin|start transaction)/i.test(text)) inTransaction = true;
+        } else if (/^(begin|start transaction)/i.test(text)) inTransaction = true;
         else if (/^(commit|rollback)/i.test(text)) inTransaction = false;
         const name = namer && typeof first === 'string' && parameters.length > 0 ? namer.nameFor(client, first) : undefined;
-        const commit = inTransaction && typeof first === 'string' && isThenCommit(text);
+        const commitAlong = inTransaction && typeof first === 'string' && isThenCommit(text);
         let sent: unknown;
-        if (beginDeferred || commit) {
+        if (beginDeferred || commitAlong) {
           const begin = beginDeferred;
           beginDeferred = false;
-          sent = sendWithControl(client as unknown as pg.Client, { text, values: parameters, name }, { begin, commit });
-          if (commit) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
+          sent = sendWithControl(client as unknown as pg.Client, { text, values: parameters, name }, { begin, commit: commitAlong });
+          if (commitAlong) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
         } else sent = name ? send([{ name, text, values }]) : send(args);
         if (!(sent instanceof Promise)) return sent;
         // No answer to an exchange that carried a commit: it may have committed (errors.ts). Kysely
         // then rolls back, and when that fails too (the connection is gone) its error is the one
         // the caller sees: it carries the mark as well.
-        if (commit || /^commit$/i.test(text)) {
+        if (commitAlong || text === 'commit') {
           sent = sent.catch((error: unknown) => {
             commitUncertain = isCommitOutcomeUnknown(markCommitOutcomeUnknown(error));
             return Promise.reject(error);
           });
         } else if (commitUncertain) {
-          sent = sent.catch((error: unknown) => Promise.reject(markCommitOutcomeUnknown(error, { evenWithSqlState: true })));
+          sent = sent.catch((error: unknown) => Promise.reject(markCommitOutcomeUnknown(error, { evenWithServerAnswer: true })));
         }
         return (sent as Promise<unknown>).catch((error: unknown) => {
           if (name && namer && (isStalePlan(error) || isPoolerMismatch(error))) {

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import type { Principal } from '../../platform/auth/principal.js';
+import { pendingCredentialCheck, settleCredentialCheck } from '../../platform/auth/credential-check.js';
 import { ApiError, fieldError, validationError } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import { localToInstant } from '../../domain/local-time.js';
@@ -62,10 +63,19 @@ export function createAppointmentLists(deps: ListDeps) {
   }
 
   /** A page of a cursor walk, as the JSON text of the answer (the appointments come as PostgreSQL built them: repository afterJson). */
-  async function cursorPage(companyId: string, query: ListQuery, filters: AppointmentFilters, after: { value: Date; id: string } | null, expiresAt: number): Promise<string> {
+  async function cursorPage(
+    companyId: string,
+    principal: Principal,
+    query: ListQuery,
+    filters: AppointmentFilters,
+    after: { value: Date; id: string } | null,
+    expiresAt: number,
+  ): Promise<string> {
     const sort = query.sort ?? 'startTime';
     const limit = query.limit ?? 20;
-    const { data, next } = await repo.afterJson(db, companyId, filters, sort, query.order ?? 'asc', limit, after);
+    // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
+    const { data, next, machineContext } = await repo.afterJson(db, companyId, filters, sort, query.order ?? 'asc', limit, after, pendingCredentialCheck(principal));
+    settleCredentialCheck(principal, machineContext);
     const nextCursor = next ? encodeCursor(deps.cursorSecret, { c: companyId, q: query, p: next, e: expiresAt }) : null;
     return `{"data":${data},"nextCursor":${JSON.stringify(nextCursor)}}`;
   }
@@ -88,14 +98,14 @@ export function createAppointmentLists(deps: ListDeps) {
     async cursorFirst(companyId: string, principal: Principal, query: ListQuery): Promise<string> {
       const filters = await validateListQuery(companyId, principal, query);
       const normalised: ListQuery = { ...query, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit: query.limit ?? 20 };
-      return cursorPage(companyId, normalised, filters, null, deps.clock() + CURSOR_LIFETIME_MS);
+      return cursorPage(companyId, principal, normalised, filters, null, deps.clock() + CURSOR_LIFETIME_MS);
     },
 
     async cursorNext(companyId: string, principal: Principal, cursor: string): Promise<string> {
       const state = decodeCursor<ListQuery>(deps.cursorSecret, cursor, companyId, deps.clock());
       if (!state) throw new ApiError(400, INVALID_CURSOR, [fieldError('query', 'cursor', INVALID_CURSOR)]);
       const filters = await filtersFor(companyId, principal, state.q);
-      return cursorPage(companyId, state.q, filters, { value: new Date(state.p[0]), id: state.p[1] }, state.e);
+      return cursorPage(companyId, principal, state.q, filters, { value: new Date(state.p[0]), id: state.p[1] }, state.e);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { AppointmentsTable } from '../../platform/database/schema.js';
 import { ApiError, notFound, validationError } from '../../platform/errors.js';
+import { assertCredentialChecked } from '../../platform/auth/credential-check.js';
 import type { Db } from '../../platform/database/index.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
@@ -147,6 +148,7 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
       if (replay) return replay;
       throw slotUnavailable();
     }
+    assertCredentialChecked(principal);
     let created: AppointmentRow | undefined;
     const result = await bookingTransaction(db, async (trx) => {
       created = undefined;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../platform/auth/principal.js';
+import { assertCredentialChecked } from '../../platform/auth/credential-check.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import { isLockTimeout } from '../../platform/database/errors.js';
@@ -135,6 +136,7 @@ export interface ExistingChange<T> {
 export async function changeExisting<T>(ctx: Pick<BookingContext, 'db' | 'touch'>, change: ExistingChange<T>): Promise<T> {
   const { companyId, principal, id, keys, work, prelude } = change;
   const before = change.known ?? (await readVisible(ctx.db, principal, { companyId, id }));
+  assertCredentialChecked(principal);
   let changed: AppointmentRow[] = [];
   const result = await bookingTransaction(ctx.db, async (trx) => {
     const extra = prelude ? await prelude(trx) : [];

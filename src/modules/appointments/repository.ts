@@ -7,6 +7,8 @@ import { toApi } from './mapper.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { ValueOf } from '../../platform/database/reusable-query.js';
 import { thenCommit } from '../../platform/database/transaction-control.js';
+import { machineContextColumn } from '../../platform/auth/credential-check.js';
+import type { MachineContext } from '../../platform/auth/credential-check.js';
 
 /** An appointment with its location's zone and its resources, as every read returns it. */
 export type AppointmentRow = Selectable<AppointmentsTable> & { timezoneName: string; resourceIds: string[] };
@@ -293,15 +295,24 @@ export const appointmentRepository = {
    * (apiRow), and the position of the last of them (sort value in epoch milliseconds, as a
    * JavaScript Date of it would give, and id) when more follow.
    */
-  async afterJson(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, after: Position | null): Promise<{ data: string; next: [number, string] | null }> {
+  async afterJson(
+    db: Db,
+    companyId: string,
+    filters: AppointmentFilters,
+    sort: SortKey,
+    order: SortOrder,
+    limit: number,
+    after: Position | null,
+    credentialOf: string | null = null,
+  ): Promise<{ data: string; next: [number, string] | null; machineContext: MachineContext | null }> {
     // The statement's row bound is the size's bucket, written into its text (afterStatement).
     const bucket = CURSOR_PAGE_BUCKETS.find((size) => limit <= size);
     if (!Number.isInteger(limit) || limit < 1 || bucket === undefined) throw new RangeError(`cursor page size ${limit} is not an integer from 1 to ${CURSOR_PAGE_BUCKETS.at(-1)}`);
-    const shape = { ...filterShape(filters), sort, order, after: after !== null, bucket };
-    const values = { ...filterValues(companyId, filters), limit, limitPlusOne: limit + 1, afterValue: after?.value, afterId: after?.id };
+    const shape = { ...filterShape(filters), sort, order, after: after !== null, bucket, credential: credentialOf !== null };
+    const values = { ...filterValues(companyId, filters), limit, limitPlusOne: limit + 1, afterValue: after?.value, afterId: after?.id, clientId: credentialOf };
     const page = (await afterStatement(db, shape, values))[0]!;
     const more = Number(page.count) > limit && page.lastPosition !== null && page.lastId !== null;
-    return { data: page.data, next: more ? [Number(page.lastPosition), page.lastId!] : null };
+    return { data: page.data, next: more ? [Number(page.lastPosition), page.lastId!] : null, machineContext: page.machineContext };
   },
 
   /** Finds the customer by email (case-insensitive) or creates one; concurrent creators agree on one row. */
@@ -462,7 +473,7 @@ const CURSOR_PAGE_BUCKETS = [10, 20, 50, 100] as const;
  * itself keep the statements few (four per filter shape, sort, order and first or later page),
  * each one prepared on every connection.
  */
-const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; after: boolean; bucket: number }, Record<string, unknown>, { data: string; count: number; lastPosition: number | null; lastId: string | null }>(
+const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; after: boolean; bucket: number; credential: boolean }, Record<string, unknown>, { data: string; count: number; lastPosition: number | null; lastId: string | null; machineContext: MachineContext | null }>(
   (db, shape, value) => {
     const column = sortColumn(shape.sort);
     let rows = filtered(db, shape, value)
@@ -477,9 +488,12 @@ const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortO
     }
     const bounded = rows.orderBy(`a.${shape.sort}`, shape.order).orderBy('a.id', shape.order).limit(sql.lit(shape.bucket + 1));
     const limit = value<number>('limit');
-    return sql<{ data: string; count: number; lastPosition: number | null; lastId: string | null }>`
+    // A machine caller's credential check rides along (platform/auth/credential-check.ts).
+    const credential = shape.credential ? machineContextColumn(value<string>('companyId'), value<string>('clientId')) : sql`null`;
+    return sql<{ data: string; count: number; lastPosition: number | null; lastId: string | null; machineContext: MachineContext | null }>`
       select coalesce(json_agg(x order by p.n) filter (where p.n <= ${limit}), '[]')::text as data, count(*) as count,
-        max(p.position) filter (where p.n = ${limit}) as "lastPosition", max(p.id::text) filter (where p.n = ${limit}) as "lastId"
+        max(p.position) filter (where p.n = ${limit}) as "lastPosition", max(p.id::text) filter (where p.n = ${limit}) as "lastId",
+        ${credential} as "machineContext"
       from (select * from (${bounded}) as b where b.n <= ${value<number>('limitPlusOne')}) as p cross join ${apiRow}`.compile(db);
   },
   shapeKey,

@@ -5,6 +5,7 @@ import { sendJsonText } from '../../platform/http/types.js';
 import type { App } from '../../platform/http/types.js';
 import { errorResponses, IdParams, Page, Security } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
+import { DEFERRED_CREDENTIAL_CHECK } from '../../platform/auth/credential-check.js';
 import { ApiError, fieldError } from '../../platform/errors.js';
 import { APPOINTMENT_STATUSES } from '../../domain/appointment-status.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
@@ -85,6 +86,7 @@ function registerNewSlotRoutes(app: App, appointments: AppointmentService) {
     app.post(
       route.url,
       {
+        config: DEFERRED_CREDENTIAL_CHECK,
         schema: {
           tags: TAGS,
           summary: route.summary,
@@ -109,7 +111,7 @@ function registerNewSlotRoutes(app: App, appointments: AppointmentService) {
 function registerTransitionRoutes(app: App, appointments: AppointmentService) {
   app.put(
     '/v3/appointment/:id/reserve',
-    { schema: transitionSchema('Reserve a hold (IN → RS); allowPaddingOverflow and ignoreExternalEvents may be chosen here and are kept', ReserveBody) },
+    { config: DEFERRED_CREDENTIAL_CHECK, schema: transitionSchema('Reserve a hold (IN → RS); allowPaddingOverflow and ignoreExternalEvents may be chosen here and are kept', ReserveBody) },
     // No body at all is an empty one.
     async (request) => {
       const principal = requireCompany(request.principal);
@@ -118,7 +120,7 @@ function registerTransitionRoutes(app: App, appointments: AppointmentService) {
   );
   app.put(
     '/v3/appointment/:id/book',
-    { schema: transitionSchema('Book a hold (IN → BK, NEW_APPOINTMENT) or a reservation (RS → BK, NEW_APPOINTMENT and APPOINTMENT_CONFIRMED); slot and limits are checked again', BookBody) },
+    { config: DEFERRED_CREDENTIAL_CHECK, schema: transitionSchema('Book a hold (IN → BK, NEW_APPOINTMENT) or a reservation (RS → BK, NEW_APPOINTMENT and APPOINTMENT_CONFIRMED); slot and limits are checked again', BookBody) },
     async (request) => {
       const principal = requireCompany(request.principal);
       return appointments.book(principal.companyId, principal, request.params.id, request.body ?? {});
@@ -200,6 +202,7 @@ function registerListRoutes(app: App, appointments: AppointmentService) {
   app.get(
     '/v3/appointments/cursor',
     {
+      config: DEFERRED_CREDENTIAL_CHECK,
       // The specification's own messages for unknown and extra parameters come before schema checks.
       preValidation: async (request) => {
         const keys = Object.keys(request.query);

@@ -134,7 +134,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       ...(request.customerIdLocation ? { customerIdLocation: request.customerIdLocation } : {}),
       ...(ids.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
     };
-    const target = await loadTarget(db, committed, companyId, targetRequest);
+    const target = await loadTarget(db, committed, companyId, targetRequest, principal);
     const { location, service } = target;
     assertTargetOpen(target, { principal, named: { locationId: ids.locationId, serviceId: service.id }, onlineOnly: principal.kind === 'public', requireOffered: ids.idsFrom === 'query' });
     const { startMs, endMs, duration } = slotTimes(service, body, request);

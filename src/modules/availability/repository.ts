@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { InferResult } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
+import { machineContextColumn } from '../../platform/auth/credential-check.js';
+import type { MachineContext } from '../../platform/auth/credential-check.js';
 import type { RecurringBlocksTable } from '../../platform/database/schema.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { holdingCapacity, holdingCapacitySnake } from './status-filter.js';
@@ -59,10 +61,11 @@ const bookableResourcesQuery = (db: Db, companyId: string, locationId: string, s
 
 /**
  * The statement of `target` (below), compiled once per shape (platform/database/reusable-query.ts):
- * whether resource ids are named, whether a customer is.
+ * whether resource ids are named, whether a customer is, whether a machine caller's credential
+ * check rides along (platform/auth/credential-check.ts).
  */
 const targetStatement = reusableQuery(
-  (db: Db, shape: { resources: boolean; customer: boolean }, value) => {
+  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean }, value) => {
     const companyId = value<string>('companyId');
     const locationId = value<string>('locationId');
     const serviceId = value<string>('serviceId');
@@ -91,13 +94,14 @@ const targetStatement = reusableQuery(
               .$castTo<boolean | null>()
               .as('liveCustomer')
           : sql<boolean | null>`null`.as('liveCustomer'),
+        (shape.credential ? machineContextColumn(companyId, value<string>('clientId')) : sql<MachineContext | null>`null`).as('machineContext'),
       ])
       .where('s.companyId', '=', companyId)
       .where('s.id', '=', serviceId)
       .where('s.archivedAt', 'is', null)
       .compile();
   },
-  (shape) => `${shape.resources}:${shape.customer}`,
+  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}`,
 );
 
 /** The location, the service and the resources a search or a booking is about. */
@@ -129,18 +133,19 @@ function catalogReads(db: Db) {
      * whether the named customer is (null when none is named). Undefined when the service is not
      * a live record; `location` null when the location is not. The service is read as columns so
      * its timestamps stay Dates; the location's and resources' columns (text, integers, jsonb)
-     * read back from json as they do from columns.
+     * read back from json as they do from columns. `credentialOf`: a machine caller whose credential
+     * check rides along (platform/auth/credential-check.ts); its context comes back as `machineContext`.
      */
-    async target(companyId: string, ids: TargetIds) {
+    async target(companyId: string, ids: TargetIds, credentialOf: string | null = null) {
       const { customerId } = ids;
       const [row] = await targetStatement(
         db,
-        { resources: ids.resourceIds.length > 0, customer: customerId !== null },
-        { companyId, locationId: ids.locationId, serviceId: ids.serviceId, resourceIds: ids.resourceIds, customerId },
+        { resources: ids.resourceIds.length > 0, customer: customerId !== null, credential: credentialOf !== null },
+        { companyId, locationId: ids.locationId, serviceId: ids.serviceId, resourceIds: ids.resourceIds, customerId, clientId: credentialOf },
       );
       if (!row) return undefined;
-      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, ...service } = row;
-      return { service, location: locationRow, offered, bookable: bookableRows, liveResourceIds: live.map((r) => r.id), liveCustomer };
+      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, ...service } = row;
+      return { service, location: locationRow, offered, bookable: bookableRows, liveResourceIds: live.map((r) => r.id), liveCustomer, machineContext };
     },
 
     resourcesByIds(companyId: string, ids: string[]) {

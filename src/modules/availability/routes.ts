@@ -5,6 +5,7 @@ import type { App } from '../../platform/http/types.js';
 import { sendJsonText } from '../../platform/http/types.js';
 import { Security, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
+import { DEFERRED_CREDENTIAL_CHECK } from '../../platform/auth/credential-check.js';
 import { badRequest, validationError } from '../../platform/errors.js';
 import Negotiator from 'negotiator';
 import type { FastifyReply } from 'fastify';
@@ -73,6 +74,7 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
   app.get(
     '/v3/availability',
     {
+      config: DEFERRED_CREDENTIAL_CHECK,
       schema: {
         tags: ['Availability'],
         summary: 'Open slots of a service at a location',

@@ -114,7 +114,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       ResourceIds: search.ResourceIds ?? [],
       CustomerId: search.CustomerId,
       location: 'query',
-    });
+    }, principal);
     // A public booking page sees a service that is not shown online exactly as an unknown id.
     assertTargetOpen(target, { principal, named: { locationId: search.LocationId, serviceId: search.ServiceId }, onlineOnly, requireOffered: true });
     const zone = target.location.timezoneName;

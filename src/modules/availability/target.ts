@@ -1,4 +1,5 @@
 import type { Principal } from '../../platform/auth/principal.js';
+import { pendingCredentialCheck, settleCredentialCheck } from '../../platform/auth/credential-check.js';
 import type { Db } from '../../platform/database/index.js';
 import { ApiError, badRequest, fieldError, validationError } from '../../platform/errors.js';
 import type { ErrorLocation } from '../../platform/errors.js';
@@ -49,9 +50,11 @@ export interface TargetRequest {
  * the location, the service, whether the service is offered there, and the resources bookable for
  * both. Ids that are not live records of the company are a 400 naming each (assertOwned's answer);
  * assertOwned runs only when that statement found one missing, so a valid request takes one pool
- * connection for one statement.
+ * connection for one statement. A machine caller's pending credential check rides along with it and
+ * is settled first (platform/auth/credential-check.ts): a bad credential is its 401 or 403 before any
+ * 400 about the ids.
  */
-export async function loadTarget(db: Db, repository: TargetReads, companyId: string, target: TargetRequest) {
+export async function loadTarget(db: Db, repository: TargetReads, companyId: string, target: TargetRequest, principal: Principal | null) {
   const others: IdReference[] = [
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
     ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
@@ -61,7 +64,9 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     serviceId: target.ServiceId,
     resourceIds: target.ResourceIds,
     customerId: target.CustomerId ?? null,
-  });
+  }, pendingCredentialCheck(principal));
+  // No row (the service is not a live record): the check stays pending, for the onSend hook.
+  if (found) settleCredentialCheck(principal, found.machineContext);
   if (!found?.location) {
     if (target.missing) throw target.missing();
     await assertOwned(db, companyId, [

@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256 } from '../crypto.js';
-import { forbidden, unauthorized } from '../errors.js';
+import { ApiError, forbidden, unauthorized } from '../errors.js';
+import { assertMachineContext, SUSPENDED_MESSAGE } from './credential-check.js';
+
+export { SUSPENDED_MESSAGE };
 import type { Access, Principal } from './principal.js';
 import type { PrincipalRepository } from './principal-repository.js';
 import { ManageTokenError, TokenError } from './tokens.js';
 import type { TokenService } from './tokens.js';
 
-export const SUSPENDED_MESSAGE = 'Company account is suspended';
 export const INVALID_CLIENT_ID_MESSAGE = 'Invalid Client ID';
 export const USER_NOT_ASSOCIATED_MESSAGE = 'User is not associated with the company of this API key';
 export const CALENDAR_SELECTION_TOKEN_MESSAGE = 'A Calendar Selection Token is valid only for the list, select and disconnect calls of its own connection';
@@ -22,6 +24,9 @@ export const OIDC_REFUSALS = {
 } as const;
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Headers the routes that defer the credential check set on their answers; a refusal drops them. */
+const ROUTE_HEADERS = ['content-encoding', 'idempotent-replayed', 'location', 'vary', 'content-length'];
 
 function defaultAccess(url: string | undefined): Access {
   if (url?.startsWith('/v3/public/')) return { mode: 'public' };
@@ -79,6 +84,19 @@ export interface AuthenticationDeps {
   publicHttpOrigins?: boolean;
 }
 
+/** What a valid machine token may not do here: its scope, and routes for dashboard users only. */
+function machineRefusal(method: string, access: Exclude<Access, { mode: 'none' | 'public' | 'manage' }>, scopes: readonly string[]): ApiError | null {
+  // A write token may read; a read token may not write.
+  if (READ_METHODS.has(method)) {
+    if (!scopes.includes('read') && !scopes.includes('write')) return forbidden('Insufficient scope: read required');
+  } else if (!scopes.includes('write')) {
+    return forbidden('Insufficient scope: write required');
+  }
+  if (access.mode === 'user') return forbidden(access.machineMessage ?? 'This operation requires a dashboard user');
+  if (access.mode === 'company' && access.machineMessage) return forbidden(access.machineMessage);
+  return null;
+}
+
 export function createAuthenticator({ tokens, principals, publicHttpOrigins = false }: AuthenticationDeps) {
   async function publicPrincipal(request: FastifyRequest): Promise<Principal> {
     const clientId = singleHeader(request, 'x-client-id');
@@ -132,20 +150,16 @@ export function createAuthenticator({ tokens, principals, publicHttpOrigins = fa
 
     if (verified.kind === 'machine') {
       const { companyId, clientId, scopes } = verified.claims;
-      const context = await principals.machineContext(companyId, clientId);
-      if (!context || !context.credentialId) throw unauthorized('Invalid or expired token');
-      if (context.revokedAt) throw unauthorized('The client credentials of this token have been revoked');
-      if (context.suspendedAt) throw forbidden(SUSPENDED_MESSAGE);
-      // A write token may read; a read token may not write.
-      if (READ_METHODS.has(request.method)) {
-        if (!scopes.includes('read') && !scopes.includes('write')) throw forbidden('Insufficient scope: read required');
-      } else if (!scopes.includes('write')) {
-        throw forbidden('Insufficient scope: write required');
+      const refusal = machineRefusal(request.method, access, scopes);
+      // No refusal of the token's own: the check may ride along with the route's first statement
+      // (credential-check.ts); the onSend hook below settles it if the route never does.
+      if (!refusal && access.mode === 'company' && access.deferCredentialCheck) {
+        return { kind: 'machine', companyId, clientId, scopes, credentialCheck: { state: 'pending' } };
       }
-      // Dashboard-only routes come after the token's own checks, so a revoked token is 401 and a
-      // read token writing is told its scope is missing (Machine flow 5) wherever it writes.
-      if (access.mode === 'user') throw forbidden(access.machineMessage ?? 'This operation requires a dashboard user');
-      if (access.mode === 'company' && access.machineMessage) throw forbidden(access.machineMessage);
+      // The credential's own answers first, so a revoked token is 401 and a read token writing is
+      // told its scope is missing (Machine flow 5) wherever it writes.
+      assertMachineContext(await principals.machineContext(companyId, clientId));
+      if (refusal) throw refusal;
       return { kind: 'machine', companyId, clientId, scopes };
     }
 
@@ -188,6 +202,28 @@ export function registerAuthentication(app: FastifyInstance, deps: Authenticatio
   app.decorateRequest('principal', null);
   const authenticate = createAuthenticator(deps);
   app.addHook('onRequest', authenticate);
+
+  // A machine caller's deferred check that the route never settled (a 400 before its statement, an
+  // unknown id, a stored Idempotency-Key answer): read now, and a bad credential replaces the answer
+  // with the 401 or 403 the check of its own would have given (credential-check.ts).
+  app.addHook('onSend', async (request, reply, payload) => {
+    const principal = request.principal;
+    if (principal?.kind !== 'machine' || principal.credentialCheck?.state !== 'pending') return payload;
+    // Once: an error answer from here passes through onSend again.
+    principal.credentialCheck.state = 'checking';
+    // An answer of 500 or more carries nothing of the company's.
+    if (reply.statusCode >= 500) return payload;
+    try {
+      assertMachineContext(await deps.principals.machineContext(principal.companyId, principal.clientId));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      for (const name of ROUTE_HEADERS) reply.removeHeader(name);
+      reply.code(error.statusCode).type('application/json; charset=utf-8');
+      return JSON.stringify({ success: false, message: error.message, errors: [] });
+    }
+    principal.credentialCheck.state = 'passed';
+    return payload;
+  });
 
   // Public booking pages call from browsers: answer CORS preflights, and let the allowed origin
   // read the answers. A preflight carries no x-client-id, so it is answered for an origin that

@@ -1,10 +1,16 @@
 import type { LocationAccessMode, Role } from '../database/schema.js';
 import type { Scope } from './tokens.js';
 import { ApiError } from '../errors.js';
+import type { CredentialCheck } from './credential-check.js';
 
 /** Who is calling, established once per request by the authentication hook. */
 export type Principal =
-  | { kind: 'machine'; companyId: string; clientId: string; scopes: Scope[] }
+  /**
+   * `credentialCheck`: on a route that defers it (Access `deferCredentialCheck`), whether the
+   * token's credential and company are still good is read by the request's first catalog statement
+   * instead of a statement of its own (credential-check.ts); absent, the hook has checked them.
+   */
+  | { kind: 'machine'; companyId: string; clientId: string; scopes: Scope[]; credentialCheck?: CredentialCheck }
   | {
       kind: 'dashboard';
       companyId: string;
@@ -45,7 +51,17 @@ export type Access =
    * `calendarSelection`: a Calendar Selection Token is accepted too (the route checks it names
    * the path's resource and connection); everywhere else that token is 401.
    */
-  | { mode: 'company'; machineMessage?: string; roles?: Role[]; calendarSelection?: true }
+  | {
+      mode: 'company';
+      machineMessage?: string;
+      roles?: Role[];
+      calendarSelection?: true;
+      /**
+       * A machine token's credential check rides along with the route's first catalog statement
+       * (credential-check.ts): set only on routes whose service settles it before any write.
+       */
+      deferCredentialCheck?: true;
+    }
   | { mode: 'public' }
   /** A manage-link token (Authorization: Bearer) only: the /v3/manage/* routes. */
   | { mode: 'manage' };

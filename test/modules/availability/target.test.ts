@@ -48,7 +48,7 @@ describe('loadTarget', () => {
       ResourceIds: [at.resourceIds[1]!, unlinked],
       CustomerId: at.customerId,
       location: 'body',
-    });
+    }, null);
     assert.equal(statements(), 1);
     assert.equal(target.offered, true);
     assert.deepEqual(target.bookable.map((r) => r.id), [...at.resourceIds].sort());

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import type { SourceMapPayload } from 'node:module';
 import { join } from 'node:path';
@@ -144,6 +144,9 @@ function recordApplicationStatement(text: string): void {
  * TypeScript source through the bundle's source map (read once per bundle, only here).
  */
 const BUILD_DIR = process.env.SLOTWISE_BUILD_DIR;
+// Node names modules by their real paths: when node_modules (which holds the build) is a link, as
+// in a clone sharing one, frames name the folder it points to.
+const BUILD_DIR_REAL = BUILD_DIR && existsSync(BUILD_DIR) ? realpathSync(BUILD_DIR) : BUILD_DIR;
 const sourceMaps = new Map<string, SourceMap | undefined>();
 function sourceMapOf(file: string): SourceMap | undefined {
   if (!sourceMaps.has(file)) {
@@ -158,7 +161,7 @@ function sourceFrames(stack: string): string {
   // the suite's CommonJS bundle (scripts/test-shard.mjs) names plain paths.
   return stack.replace(/(file:\/\/\S+?\.js|\/\S+?\.cjs):(\d+):(\d+)/g, (frame, location: string, line: string, column: string) => {
     const file = location.startsWith('file:') ? fileURLToPath(location) : location;
-    if (!file.startsWith(BUILD_DIR)) return frame;
+    if (!file.startsWith(BUILD_DIR) && !file.startsWith(BUILD_DIR_REAL!)) return frame;
     const entry = sourceMapOf(file)?.findEntry(Number(line) - 1, Number(column) - 1);
     return entry && 'originalSource' in entry ? `${entry.originalSource}:${entry.originalLine + 1}` : frame;
   });

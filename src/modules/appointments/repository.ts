@@ -7,7 +7,7 @@ import { toApi } from './mapper.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { ValueOf } from '../../platform/database/reusable-query.js';
 import { thenCommit } from '../../platform/database/transaction-control.js';
-import { machineContextColumn } from '../../platform/auth/credential-check.js';
+import { machineContextColumn, machineCredentialGood } from '../../platform/auth/credential-check.js';
 import type { MachineContext } from '../../platform/auth/credential-check.js';
 
 /** An appointment with its location's zone and its resources, as every read returns it. */
@@ -482,6 +482,8 @@ const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortO
         sql<number>`floor(extract(epoch from ${column}) * 1000)::int8`.as('position'),
         sql<number>`row_number() over (order by ${column} ${sql.raw(shape.order)}, a.id ${sql.raw(shape.order)})`.as('n'),
       ]);
+    // A refused credential reads no rows: the condition is evaluated once, before the scan.
+    if (shape.credential) rows = rows.where(machineCredentialGood(value<string>('companyId'), value<string>('clientId')));
     if (shape.after) {
       const position = sql`(${value<Date>('afterValue')}, ${value<string>('afterId')})`;
       rows = shape.order === 'asc' ? rows.where(sql<boolean>`(${column}, a.id) > ${position}`) : rows.where(sql<boolean>`(${column}, a.id) < ${position}`);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256 } from '../crypto.js';
-import { ApiError, forbidden, unauthorized } from '../errors.js';
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, forbidden, unauthorized } from '../errors.js';
+import { isDatabaseUnavailable } from '../database/errors.js';
 import { assertMachineContext, SUSPENDED_MESSAGE } from './credential-check.js';
 
 export { SUSPENDED_MESSAGE };
@@ -25,8 +26,22 @@ export const OIDC_REFUSALS = {
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Headers the routes that defer the credential check set on their answers; a refusal drops them. */
-const ROUTE_HEADERS = ['content-encoding', 'idempotent-replayed', 'location', 'vary', 'content-length'];
+/**
+ * Headers an answer may carry that a refused credential must not see, or that belong to the answer
+ * it replaces: the rate limits' (the company's budgets), and what the deferring routes set.
+ */
+const REFUSAL_DROPS = [
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+  'retry-after',
+  'content-encoding',
+  'idempotent-replayed',
+  'location',
+  'vary',
+  'content-length',
+];
 
 function defaultAccess(url: string | undefined): Access {
   if (url?.startsWith('/v3/public/')) return { mode: 'public' };
@@ -205,24 +220,44 @@ export function registerAuthentication(app: FastifyInstance, deps: Authenticatio
 
   // A machine caller's deferred check that the route never settled (a 400 before its statement, an
   // unknown id, a stored Idempotency-Key answer): read now, and a bad credential replaces the answer
-  // with the 401 or 403 the check of its own would have given (credential-check.ts).
+  // with the 401 or 403 the check of its own would have given (credential-check.ts). A refused
+  // caller is not shown the company's rate-limit budgets, as the check of its own came before them.
   app.addHook('onSend', async (request, reply, payload) => {
     const principal = request.principal;
-    if (principal?.kind !== 'machine' || principal.credentialCheck?.state !== 'pending') return payload;
-    // Once: an error answer from here passes through onSend again.
-    principal.credentialCheck.state = 'checking';
+    if (principal?.kind !== 'machine') return payload;
+    const check = principal.credentialCheck;
+    if (!check || check.state === 'passed' || check.state === 'checking') return payload;
+    if (check.state === 'failed') {
+      for (const name of REFUSAL_DROPS) reply.removeHeader(name);
+      return payload;
+    }
+    // Once: an answer from here passes through onSend again.
+    check.state = 'checking';
     // An answer of 500 or more carries nothing of the company's.
     if (reply.statusCode >= 500) return payload;
     try {
       assertMachineContext(await deps.principals.machineContext(principal.companyId, principal.clientId));
+      check.state = 'passed';
+      return payload;
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      for (const name of ROUTE_HEADERS) reply.removeHeader(name);
-      reply.code(error.statusCode).type('application/json; charset=utf-8');
-      return JSON.stringify({ success: false, message: error.message, errors: [] });
+      // Fastify has already used the error handler for an answer that is an error: the body of
+      // whatever went wrong is made here, as that handler would.
+      let refusal: ApiError;
+      if (error instanceof ApiError) {
+        check.state = 'failed';
+        refusal = error;
+      } else if (isDatabaseUnavailable(error)) {
+        request.log.warn({ err: error }, 'database unavailable');
+        refusal = new ApiError(503, DATABASE_UNAVAILABLE, [], undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+      } else {
+        request.log.error({ err: error }, 'unexpected error');
+        refusal = new ApiError(500, 'Internal Server Error');
+      }
+      for (const name of REFUSAL_DROPS) reply.removeHeader(name);
+      for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
+      reply.code(refusal.statusCode).type('application/json; charset=utf-8');
+      return JSON.stringify({ success: false, message: refusal.message, errors: [], ...(refusal.statusCode >= 500 ? { requestId: request.id } : {}) });
     }
-    principal.credentialCheck.state = 'passed';
-    return payload;
   });
 
   // Public booking pages call from browsers: answer CORS preflights, and let the allowed origin

@@ -8,8 +8,8 @@ import type { Access, Principal } from './principal.js';
  * of its own, one exchange with the database before the route's own (issue 18). On the routes that
  * users wait on most (availability search, create, hold, book, reserve, the cursor walk), the check
  * rides along with the route's first catalog statement instead: the statement carries one more
- * column (machineContextColumn), and the service settles the check with it before it reads or
- * writes anything else (settleCredentialCheck).
+ * column (machineContextColumn), and the service settles the check with it before any write and
+ * before any answer goes out (settleCredentialCheck).
  *
  * What keeps this as strict as a check of its own:
  * - The route opts in (Access `deferCredentialCheck`), and only after the token's scope and the
@@ -17,7 +17,12 @@ import type { Access, Principal } from './principal.js';
  * - Every answer waits for the check: when the request ends before its statement settled it (a 400
  *   from the schema, an unknown id, a stored Idempotency-Key answer), the authentication hook's
  *   onSend reads the credential then, and a bad one replaces the answer with its 401 or 403. The
- *   caller sees what the check of its own gave, in the same order.
+ *   caller sees what the check of its own gave, in the same order, without the rate-limit headers
+ *   of the company's budgets, which get back what the refused request spent.
+ * - Reads of the request's own ids may come before the settling statement (a stored
+ *   Idempotency-Key answer, the appointment a transition names); their results never reach a
+ *   refused caller. The cursor page guards its scan with the check (machineCredentialGood), so
+ *   a refused caller costs no page.
  * - Nothing is written before it: the services call assertCredentialChecked before their first
  *   write, so a path that skipped the settling statement fails loudly in the tests instead.
  */
@@ -25,8 +30,12 @@ import type { Access, Principal } from './principal.js';
 export const DEFERRED_CREDENTIAL_CHECK: { access: Access } = { access: { mode: 'company', deferCredentialCheck: true } };
 
 export interface CredentialCheck {
-  /** `checking`: the onSend hook is reading it, after the route did not. */
-  state: 'pending' | 'checking' | 'passed';
+  /**
+   * `checking`: the onSend hook is reading it, after the route did not. `failed`: the credential or
+   * company was refused (the answer is that 401 or 403; the rate limits give back what the request
+   * spent of the company's budgets, rate-limit/index.ts).
+   */
+  state: 'pending' | 'checking' | 'passed' | 'failed';
 }
 
 /** What the check reads: the company (null when it does not exist) and the credential (id null when it does not). */
@@ -57,15 +66,30 @@ export function pendingCredentialCheck(principal: Principal | null): string | nu
  */
 export function settleCredentialCheck(principal: Principal | null, context: MachineContext | null | undefined): void {
   if (principal?.kind !== 'machine' || principal.credentialCheck?.state !== 'pending') return;
-  assertMachineContext(context);
+  try {
+    assertMachineContext(context);
+  } catch (error) {
+    principal.credentialCheck.state = 'failed';
+    throw error;
+  }
   principal.credentialCheck.state = 'passed';
 }
 
-/** Before a write: a machine caller's credential has been checked (a missing settle is a bug, never a write). */
+/** Before a write: a machine caller's credential has been checked and passed (anything else is a bug, never a write). */
 export function assertCredentialChecked(principal: Principal): void {
-  if (principal.kind === 'machine' && principal.credentialCheck?.state === 'pending') {
+  if (principal.kind === 'machine' && principal.credentialCheck && principal.credentialCheck.state !== 'passed') {
     throw new ApiError(500, 'Internal Server Error: a write was attempted before the caller\'s credentials were checked');
   }
+}
+
+/**
+ * True when the credential and company are good, as a condition with no column of the statement's
+ * own: PostgreSQL evaluates it once, before the scan it guards, so a refused caller's statement
+ * reads no rows (the cursor page builds no page for it).
+ */
+export function machineCredentialGood(companyId: unknown, clientId: unknown) {
+  return sql<boolean>`coalesce((select mc.suspended_at is null and mcc.revoked_at is null
+    from companies as mc join client_credentials as mcc on mcc.company_id = mc.id and mcc.client_id = ${clientId} where mc.id = ${companyId}), false)`;
 }
 
 /**

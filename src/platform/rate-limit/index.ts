@@ -115,6 +115,9 @@ export function registerRateLimits(app: FastifyInstance, { config, redis, knownC
     return [];
   }
 
+  /** The buckets a machine caller spent before its deferred credential check settled. */
+  const deferredSpends = new WeakMap<FastifyRequest, string[]>();
+
   // Company and dashboard callers, public booking pages: one budget per family and caller; sign-in
   // routes and public pages also per network address.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -126,7 +129,22 @@ export function registerRateLimits(app: FastifyInstance, { config, redis, knownC
     if (buckets.length === 0) return;
     // Booking pages run in browsers, which show scripts only the headers named here.
     if (principal?.kind === 'public') reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    // A machine caller whose credential check is deferred (auth/credential-check.ts) spends the
+    // company's budget now; if the credential is refused, the request is given back at the end,
+    // so a revoked token cannot use up its company's budget, as it could not when checked first.
+    if (principal?.kind === 'machine' && principal.credentialCheck?.state === 'pending') deferredSpends.set(request, buckets.map((b) => `${config.keyPrefix}${b.key}`));
     await spend(reply, family, buckets);
+  });
+
+  // After the authentication hook's onSend (registered before this), which settles a check the
+  // route did not; before the answer goes out, so the next request sees the budget given back.
+  app.addHook('onSend', async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+    const keys = deferredSpends.get(request);
+    if (!keys) return payload;
+    deferredSpends.delete(request);
+    const principal = request.principal;
+    if (principal?.kind === 'machine' && principal.credentialCheck?.state === 'failed') await Promise.all(keys.map((key) => store.refund(key)));
+    return payload;
   });
 
   // A public booking, per customer email across every company: a script cannot book one address

@@ -15,6 +15,11 @@ export interface Hit {
  */
 export interface RateLimitStore {
   hit(key: string, windowMs: number): Promise<Hit>;
+  /**
+   * Takes one request back out of a bucket's current window (a request whose credential turned out
+   * to be refused, platform/auth/credential-check.ts); nothing when the window has ended.
+   */
+  refund(key: string): Promise<void>;
 }
 
 /** Counters in this process: for a single instance, and the fallback while Redis is unreachable. */
@@ -37,6 +42,10 @@ export function createMemoryStore(now: () => number = Date.now): RateLimitStore 
       bucket.count += 1;
       return { count: bucket.count, resetMs: bucket.resetAt - t };
     },
+    async refund(key) {
+      const bucket = buckets.get(key);
+      if (bucket && bucket.resetAt > now() && bucket.count > 0) bucket.count -= 1;
+    },
     size: () => buckets.size,
   };
 }
@@ -57,6 +66,12 @@ end
 return {count, ttl}
 `;
 const HIT_SCRIPT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
+
+/** DECR only a live window's counter: an ended window's key is gone, and must not come back at -1. */
+export const REFUND_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
+`;
 
 export interface RedisStoreOptions {
   /** Where counts go while Redis does not answer (this instance's memory). */
@@ -105,6 +120,14 @@ export function createRedisStore(guard: RedisGuard, options: RedisStoreOptions):
           options.onUnavailable?.(error);
         }
         return options.fallback.hit(key, windowMs);
+      }
+    },
+    async refund(key) {
+      try {
+        await guard.run('rate-limit', (redis) => redis.eval(REFUND_SCRIPT, 1, key));
+      } catch {
+        // Counted in this instance's memory while Redis did not answer, perhaps; else nothing there.
+        await options.fallback.refund(key);
       }
     },
   };

@@ -10,8 +10,15 @@ import { createTestContext, createClientCredentials, json } from '../../helpers/
 import type { TestContext } from '../../helpers/app.js';
 import { dayAhead, hold, setup, slot } from '../../modules/appointments/fixtures.js';
 import type { Setup } from '../../modules/appointments/fixtures.js';
-import { assertCredentialChecked, REVOKED_CREDENTIALS_MESSAGE, SUSPENDED_MESSAGE } from '../../../src/platform/auth/credential-check.js';
-import { ApiError } from '../../../src/platform/errors.js';
+import Fastify from 'fastify';
+import { assertCredentialChecked, DEFERRED_CREDENTIAL_CHECK, REVOKED_CREDENTIALS_MESSAGE, SUSPENDED_MESSAGE } from '../../../src/platform/auth/credential-check.js';
+import { registerAuthentication } from '../../../src/platform/auth/authenticate.js';
+import type { PrincipalRepository } from '../../../src/platform/auth/principal-repository.js';
+import { createTokenService } from '../../../src/platform/auth/tokens.js';
+import { appointmentRepository } from '../../../src/modules/appointments/repository.js';
+import { markFromDatabase } from '../../../src/platform/database/errors.js';
+import { ApiError, badRequest, DATABASE_UNAVAILABLE, registerErrorHandling } from '../../../src/platform/errors.js';
+import { TEST_SECRETS } from '../../helpers/app.js';
 
 let context: TestContext;
 before(async () => {
@@ -47,7 +54,10 @@ function assertRefused(response: LightMyRequestResponse, status: 401 | 403, mess
   assert.equal(response.statusCode, status, response.body);
   assert.deepEqual(json(response), { success: false, message, errors: [] });
   assert.match(String(response.headers['content-type']), /^application\/json/);
-  for (const name of ['content-encoding', 'idempotent-replayed', 'location']) assert.equal(response.headers[name], undefined, `${name} is dropped`);
+  // Nor the company's rate-limit budgets: the check of its own came before them.
+  for (const name of ['content-encoding', 'idempotent-replayed', 'location', 'ratelimit-remaining', 'ratelimit-limit', 'retry-after']) {
+    assert.equal(response.headers[name], undefined, `${name} is dropped`);
+  }
 }
 
 const search = (c: Caller, query: Record<string, string> = {}, headers: Record<string, string> = {}) =>
@@ -195,6 +205,67 @@ describe('a valid request sends no statement of its own for the check', () => {
 test('a write with the check still pending is refused as a bug, never made', () => {
   const principal = { kind: 'machine' as const, companyId: 'c', clientId: 'k', scopes: ['write' as const], credentialCheck: { state: 'pending' as const } };
   assert.throws(() => assertCredentialChecked(principal), (error: unknown) => error instanceof ApiError && error.statusCode === 500);
+  for (const state of ['checking', 'failed'] as const) {
+    assert.throws(() => assertCredentialChecked({ ...principal, credentialCheck: { state } }), (error: unknown) => error instanceof ApiError && error.statusCode === 500);
+  }
   assertCredentialChecked({ ...principal, credentialCheck: { state: 'passed' } });
   assertCredentialChecked({ kind: 'machine', companyId: 'c', clientId: 'k', scopes: ['write'] });
+});
+
+describe('a refused credential costs its company nothing', () => {
+  test('the rate-limit budget it spent is given back, and a refused cursor page reads no rows', async () => {
+    const c = await caller();
+    const other = await caller();
+    // A second credential of the same company, which stays good.
+    const { clientId, clientSecret } = await createClientCredentials(context.app, c.tenant);
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+    const issued = await context.app.inject({ method: 'POST', url: '/v3/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() });
+    const good = { ...c, machine: { authorization: `Bearer ${json(issued).access_token as string}` } };
+    const remaining = async () => {
+      const response = await search(good);
+      assert.equal(response.statusCode, 200, response.body);
+      return Number(response.headers['ratelimit-remaining']);
+    };
+    const first = await remaining();
+    await revoke(c);
+    for (let i = 0; i < 3; i++) assertRefused(await search(c), 401, REVOKED_CREDENTIALS_MESSAGE);
+    assertRefused(await search(c, { ServiceId: '00000000-0000-4000-8000-000000000000' }), 401, REVOKED_CREDENTIALS_MESSAGE);
+    assert.equal(await remaining(), first - 1, 'only the good credential\'s own request was counted');
+
+    await hold(other, slot(dayAhead(), '10:00'));
+    const page = (clientIdOf: string) => appointmentRepository.afterJson(context.database.db, other.tenant.companyId, {}, 'startTime', 'asc', 10, null, clientIdOf);
+    const otherClientId = (await context.database.db.selectFrom('clientCredentials').select('clientId').where('companyId', '=', other.tenant.companyId).where('id', '=', other.credentialId).executeTakeFirstOrThrow()).clientId;
+    const read = await page(otherClientId);
+    assert.equal(JSON.parse(read.data).length, 1);
+    assert.equal(read.machineContext?.revokedAt, null);
+    await revoke(other);
+    const refused = await page(otherClientId);
+    assert.equal(refused.data, '[]', 'no page is built for a refused credential');
+    assert.ok(refused.machineContext?.revokedAt);
+  });
+});
+
+test('when the late check cannot reach the database, the answer is the specification\'s 503, not the framework\'s', async () => {
+  const tokens = createTokenService(TEST_SECRETS, context.config);
+  const down = markFromDatabase(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }));
+  const principals = { machineContext: () => Promise.reject(down) } as unknown as PrincipalRepository;
+  const app = Fastify();
+  registerErrorHandling(app);
+  registerAuthentication(app, { tokens, principals });
+  app.get('/v3/deferred', { config: DEFERRED_CREDENTIAL_CHECK }, async () => {
+    throw badRequest('refused before any statement');
+  });
+  try {
+    const token = await tokens.signMachineToken({ companyId: '00000000-0000-4000-8000-000000000001', clientId: 'k', scopes: ['read'] });
+    const response = await app.inject({ method: 'GET', url: '/v3/deferred', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(response.statusCode, 503, response.body);
+    const body = json(response);
+    assert.equal(body.success, false);
+    assert.equal(body.message, DATABASE_UNAVAILABLE);
+    assert.deepEqual(body.errors, []);
+    assert.equal(typeof body.requestId, 'string');
+    assert.ok(response.headers['retry-after']);
+  } finally {
+    await app.close();
+  }
 });

@@ -70,8 +70,8 @@ async function embeddedTemplate(): Promise<Blob> {
 }
 let templateBlob: { path: string; blob: Blob } | undefined;
 
-/** An in-memory PGlite loaded from the migrated template. */
-async function openEmbedded(): Promise<DatabaseHandle> {
+/** An in-memory PGlite loaded from the migrated template (whether or not TEST_DATABASE_URL is set). */
+export async function openEmbedded(): Promise<DatabaseHandle> {
   const database = await openDatabase({ initialData: await embeddedTemplate(), onStatement: recordStatement });
   await migrate(database.db);
   return database;

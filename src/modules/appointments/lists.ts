@@ -90,7 +90,9 @@ export function createAppointmentLists(deps: ListDeps) {
         throw validationError('query', 'page', `(page - 1) * limit must not exceed ${MAX_LIST_OFFSET.toLocaleString('en-US')}; use GET /v3/appointments/cursor to walk further`);
       }
       const filters = await validateListQuery(companyId, principal, query);
-      const { data, total } = await repo.pageJson(db, companyId, filters, query.sort ?? 'startTime', query.order ?? 'asc', limit, offset);
+      // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
+      const { data, total, machineContext } = await repo.pageJson(db, companyId, filters, query.sort ?? 'startTime', query.order ?? 'asc', limit, offset, pendingCredentialCheck(principal));
+      settleCredentialCheck(principal, machineContext);
       return `{"data":${data},"page":${page},"limit":${limit},"total":${total}}`;
     },
 

@@ -279,13 +279,24 @@ export const appointmentRepository = {
 
   /**
    * A page of appointments that match the filters, as the JSON text of the API's array (each one
-   * as toApi answers it: appointmentJson), with the total.
+   * as toApi answers it: appointmentJson), with the total. `credentialOf`: a machine caller whose
+   * credential check rides along with the page (platform/auth/credential-check.ts); both statements
+   * read no rows for a refused one.
    */
-  async pageJson(db: Db, companyId: string, filters: AppointmentFilters, sort: SortKey, order: SortOrder, limit: number, offset: number): Promise<{ data: string; total: number }> {
-    const shape = filterShape(filters);
-    const values = { ...filterValues(companyId, filters), limit, offset };
+  async pageJson(
+    db: Db,
+    companyId: string,
+    filters: AppointmentFilters,
+    sort: SortKey,
+    order: SortOrder,
+    limit: number,
+    offset: number,
+    credentialOf: string | null = null,
+  ): Promise<{ data: string; total: number; machineContext: MachineContext | null }> {
+    const shape = { ...filterShape(filters), credential: credentialOf !== null };
+    const values = { ...filterValues(companyId, filters), limit, offset, clientId: credentialOf };
     const [page, count] = await Promise.all([pageStatement(db, { ...shape, sort, order }, values), countStatement(db, shape, values)]);
-    return { data: page[0]!.data, total: Number(count[0]!.total) };
+    return { data: page[0]!.data, total: Number(count[0]!.total), machineContext: page[0]!.machineContext };
   },
 
   /**
@@ -409,8 +420,8 @@ function filtered(db: Db, shape: FilterShape, value: ValueOf) {
 const shapeKey = (shape: object) => JSON.stringify(shape);
 
 /** A page by offset, as the JSON text of the API's array (see apiRow). */
-const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder }, Record<string, unknown>, { data: string }>((db, shape, value) => {
-  const rows = filtered(db, shape, value)
+const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; credential: boolean }, Record<string, unknown>, { data: string; machineContext: MachineContext | null }>((db, shape, value) => {
+  const rows = guarded(filtered(db, shape, value), shape, value)
     .select(APPOINTMENT_COLUMNS)
     // row_number() numbers the page in its order, which json_agg keeps only when told (`order by`).
     .select(sql<number>`row_number() over (order by ${sortColumn(shape.sort)} ${sql.raw(shape.order)}, a.id ${sql.raw(shape.order)})`.as('n'))
@@ -418,13 +429,23 @@ const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOr
     .orderBy('a.id', shape.order)
     .limit(value<number>('limit'))
     .offset(value<number>('offset'));
-  return sql<{ data: string }>`select coalesce(json_agg(x order by p.n), '[]')::text as data from (${rows}) as p cross join ${apiRow}`.compile(db);
+  const credential = shape.credential ? machineContextColumn(value<string>('companyId'), value<string>('clientId')) : sql`null`;
+  return sql<{ data: string; machineContext: MachineContext | null }>`select coalesce(json_agg(x order by p.n), '[]')::text as data, ${credential} as "machineContext"
+    from (${rows}) as p cross join ${apiRow}`.compile(db);
 }, shapeKey);
 
-const countStatement = reusableQuery<FilterShape, Record<string, unknown>, { total: number }>(
-  (db, shape, value) => filtered(db, shape, value).select((eb) => eb.fn.countAll<number>().as('total')).compile(),
+const countStatement = reusableQuery<FilterShape & { credential: boolean }, Record<string, unknown>, { total: number }>(
+  (db, shape, value) => guarded(filtered(db, shape, value), shape, value).select((eb) => eb.fn.countAll<number>().as('total')).compile(),
   shapeKey,
 );
+
+/**
+ * A machine caller's credential check guarding a list's scan (platform/auth/credential-check.ts):
+ * PostgreSQL evaluates it once, before the scan, so a refused caller reads no rows.
+ */
+function guarded<Q extends ReturnType<typeof filtered>>(query: Q, shape: { credential: boolean }, value: ValueOf): Q {
+  return shape.credential ? (query.where(machineCredentialGood(value<string>('companyId'), value<string>('clientId'))) as Q) : query;
+}
 
 /**
  * The insert of a booking (appointmentRepository.insert), compiled once per shape: the columns the

@@ -183,6 +183,7 @@ function registerListRoutes(app: App, appointments: AppointmentService) {
   app.get(
     '/v3/appointments',
     {
+      config: DEFERRED_CREDENTIAL_CHECK,
       schema: {
         tags: TAGS,
         summary: 'Appointments, page by page (with total); (page - 1) * limit at most 10,000',

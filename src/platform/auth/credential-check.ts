@@ -6,7 +6,8 @@ import type { Access, Principal } from './principal.js';
  * A machine token is checked against the database on every request: its client credentials must
  * still exist and not be revoked, and its company must not be suspended. That read was a statement
  * of its own, one exchange with the database before the route's own (issue 18). On the routes that
- * users wait on most (availability search, create, hold, book, reserve, the cursor walk), the check
+ * users wait on most (availability search, create, hold, book, reserve, the appointment list and
+ * the cursor walk), the check
  * rides along with the route's first catalog statement instead: the statement carries one more
  * column (machineContextColumn), and the service settles the check with it before any write and
  * before any answer goes out (settleCredentialCheck).
@@ -21,8 +22,8 @@ import type { Access, Principal } from './principal.js';
  *   of the company's budgets, which get back what the refused request spent.
  * - Reads of the request's own ids may come before the settling statement (a stored
  *   Idempotency-Key answer, the appointment a transition names); their results never reach a
- *   refused caller. The cursor page guards its scan with the check (machineCredentialGood), so
- *   a refused caller costs no page.
+ *   refused caller. The list page, its count and the cursor page guard their scans with the check
+ *   (machineCredentialGood), so a refused caller costs no page.
  * - Nothing is written before it: the services call assertCredentialChecked before their first
  *   write, so a path that skipped the settling statement fails loudly in the tests instead.
  */

@@ -83,6 +83,7 @@ function deferredRoutes(c: Caller, held: string, nextCursor: string) {
     'POST /v3/appointment/hold': () => book(c, 'hold', slot(dayAhead(), '13:00')),
     'PUT /v3/appointment/:id/reserve': () => context.app.inject({ method: 'PUT', url: `/v3/appointment/${held}/reserve`, headers: c.machine, payload: {} }),
     'PUT /v3/appointment/:id/book': () => context.app.inject({ method: 'PUT', url: `/v3/appointment/${held}/book`, headers: c.machine, payload: {} }),
+    'GET /v3/appointments': () => context.app.inject({ method: 'GET', url: '/v3/appointments?limit=1', headers: c.machine }),
     'GET /v3/appointments/cursor (first page)': () => walk(c, 'limit=1'),
     'GET /v3/appointments/cursor (next page)': () => walk(c, `cursor=${encodeURIComponent(nextCursor)}`),
   };
@@ -242,6 +243,9 @@ describe('a refused credential costs its company nothing', () => {
     const refused = await page(otherClientId);
     assert.equal(refused.data, '[]', 'no page is built for a refused credential');
     assert.ok(refused.machineContext?.revokedAt);
+    const listed = await appointmentRepository.pageJson(context.database.db, other.tenant.companyId, {}, 'startTime', 'asc', 10, 0, otherClientId);
+    assert.deepEqual([listed.data, listed.total], ['[]', 0], 'nor a list page or its total');
+    assert.ok(listed.machineContext?.revokedAt);
   });
 });
 

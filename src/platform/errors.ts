@@ -208,51 +208,68 @@ function frameworkMessage(error: FastifyError): string {
   }
 }
 
+/** An error answer: its status, the specification's body and any headers it needs. */
+export interface ErrorAnswer {
+  status: number;
+  body: ErrorBody;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The answer to a failure, as the one error handler gives it (also for errors met after Fastify
+ * has used the handler: the deferred credential check, auth/authenticate.ts): logs what is not
+ * the caller's doing.
+ */
+export function errorAnswer(error: FastifyError & Partial<ApiError>, request: FastifyRequest): ErrorAnswer {
+  if (error instanceof ApiError) {
+    const body: ErrorBody = { success: false, message: error.message, errors: error.errors };
+    if (error.code) body.code = error.code;
+    if (error.statusCode >= 500) {
+      request.log.error({ err: error }, 'request failed');
+      body.requestId = request.id;
+    }
+    return { status: error.statusCode, body, headers: error.headers };
+  }
+  if (error.validation) {
+    // Fastify's type leaves out parentSchema, which our Ajv compilers add (verbose: platform/validation.ts).
+    const errors = mapSchemaErrors(error.validation as AjvError[], error.validationContext ?? 'body');
+    const body: ErrorBody = { success: false, message: VALIDATION_ERROR, errors };
+    if (errors.length === 1 && errors[0]!.code) body.code = errors[0]!.code;
+    return { status: 400, body };
+  }
+  // The database is down, restarting, or no connection could be had in time: nothing about the
+  // request was wrong, and the same request will succeed once it is back (no restart needed;
+  // the pool opens fresh connections). 503 with Retry-After, never a 500.
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'database unavailable');
+    // An app built without metrics (some tests) has no such decorator.
+    if (request.server.hasDecorator('metrics')) request.server.metrics.recordDatabaseUnavailable();
+    // Lost while its commit was on the way: a plain retry could write it twice.
+    const message = isCommitOutcomeUnknown(error) ? COMMIT_OUTCOME_UNKNOWN_MESSAGE : DATABASE_UNAVAILABLE;
+    return { status: 503, body: { success: false, message, errors: [], requestId: request.id }, headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } };
+  }
+  // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137),
+  // or a deadlock that outlived its retries: the records are busy, the request was fine.
+  if (isLockTimeout(error) || isContention(error)) {
+    return { status: 409, body: { success: false, message: RECORDS_BUSY, errors: [] }, headers: { 'Retry-After': '1' } };
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    if (status === 401 || status === 403 || status === 404 || status === 429) {
+      return { status, body: { success: false, message: error.message, errors: [] } };
+    }
+    // Malformed JSON, wrong content type, oversized body and the like: the request data is wrong.
+    return { status: 400, body: { success: false, message: frameworkMessage(error), errors: [] } };
+  }
+  // Internals never reach the caller; the log has the cause under the same request id.
+  request.log.error({ err: error }, 'unexpected error');
+  return { status: 500, body: { success: false, message: 'Internal Server Error', errors: [], requestId: request.id } };
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & Partial<ApiError>, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof ApiError) {
-      const body: ErrorBody = { success: false, message: error.message, errors: error.errors };
-      if (error.code) body.code = error.code;
-      if (error.statusCode >= 500) {
-        request.log.error({ err: error }, 'request failed');
-        body.requestId = request.id;
-      }
-      return send(reply, error.statusCode, body, error.headers);
-    }
-    if (error.validation) {
-      // Fastify's type leaves out parentSchema, which our Ajv compilers add (verbose: platform/validation.ts).
-      const errors = mapSchemaErrors(error.validation as AjvError[], error.validationContext ?? 'body');
-      const body: ErrorBody = { success: false, message: VALIDATION_ERROR, errors };
-      if (errors.length === 1 && errors[0]!.code) body.code = errors[0]!.code;
-      return send(reply, 400, body);
-    }
-    // The database is down, restarting, or no connection could be had in time: nothing about the
-    // request was wrong, and the same request will succeed once it is back (no restart needed;
-    // the pool opens fresh connections). 503 with Retry-After, never a 500.
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ err: error }, 'database unavailable');
-      // An app built without metrics (some tests) has no such decorator.
-      if (request.server.hasDecorator('metrics')) request.server.metrics.recordDatabaseUnavailable();
-      // Lost while its commit was on the way: a plain retry could write it twice.
-      const message = isCommitOutcomeUnknown(error) ? COMMIT_OUTCOME_UNKNOWN_MESSAGE : DATABASE_UNAVAILABLE;
-      return send(reply, 503, { success: false, message, errors: [], requestId: request.id }, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
-    }
-    // A lock wait past DATABASE_LOCK_TIMEOUT_MS outside a booking (bookings answer BOOKING-137),
-    // or a deadlock that outlived its retries: the records are busy, the request was fine.
-    if (isLockTimeout(error) || isContention(error)) {
-      return send(reply, 409, { success: false, message: RECORDS_BUSY, errors: [] }, { 'Retry-After': '1' });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      if (status === 401 || status === 403 || status === 404 || status === 429) {
-        return send(reply, status, { success: false, message: error.message, errors: [] });
-      }
-      // Malformed JSON, wrong content type, oversized body and the like: the request data is wrong.
-      return send(reply, 400, { success: false, message: frameworkMessage(error), errors: [] });
-    }
-    // Internals never reach the caller; the log has the cause under the same request id.
-    request.log.error({ err: error }, 'unexpected error');
-    return send(reply, 500, { success: false, message: 'Internal Server Error', errors: [], requestId: request.id });
+    const answer = errorAnswer(error, request);
+    return send(reply, answer.status, answer.body, answer.headers);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256 } from '../crypto.js';
-import { ApiError, DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, forbidden, unauthorized } from '../errors.js';
-import { isDatabaseUnavailable } from '../database/errors.js';
+import { ApiError, errorAnswer, forbidden, unauthorized } from '../errors.js';
 import { assertMachineContext, SUSPENDED_MESSAGE } from './credential-check.js';
 
 export { SUSPENDED_MESSAGE };
@@ -240,23 +239,14 @@ export function registerAuthentication(app: FastifyInstance, deps: Authenticatio
       check.state = 'passed';
       return payload;
     } catch (error) {
-      // Fastify has already used the error handler for an answer that is an error: the body of
-      // whatever went wrong is made here, as that handler would.
-      let refusal: ApiError;
-      if (error instanceof ApiError) {
-        check.state = 'failed';
-        refusal = error;
-      } else if (isDatabaseUnavailable(error)) {
-        request.log.warn({ err: error }, 'database unavailable');
-        refusal = new ApiError(503, DATABASE_UNAVAILABLE, [], undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
-      } else {
-        request.log.error({ err: error }, 'unexpected error');
-        refusal = new ApiError(500, 'Internal Server Error');
-      }
+      if (error instanceof ApiError) check.state = 'failed';
+      // Fastify has already used the error handler for an answer that is an error: the one
+      // handler's answer (errorAnswer) is made and sent from here.
+      const answer = errorAnswer(error as FastifyError & Partial<ApiError>, request);
       for (const name of REFUSAL_DROPS) reply.removeHeader(name);
-      for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
-      reply.code(refusal.statusCode).type('application/json; charset=utf-8');
-      return JSON.stringify({ success: false, message: refusal.message, errors: [], ...(refusal.statusCode >= 500 ? { requestId: request.id } : {}) });
+      for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
+      reply.code(answer.status).type('application/json; charset=utf-8');
+      return JSON.stringify(answer.body);
     }
   });
 

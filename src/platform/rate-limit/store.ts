@@ -69,7 +69,8 @@ const HIT_SCRIPT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
 
 /** DECR only a live window's counter: an ended window's key is gone, and must not come back at -1. */
 export const REFUND_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end
+local count = tonumber(redis.call('GET', KEYS[1]))
+if count and count > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 `;
 

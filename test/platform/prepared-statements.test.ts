@@ -223,7 +223,7 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
     for (const credentialOf of [null, 'walker']) {
       let after: { value: Date; id: string } | null = null;
       for (let page = 0; page < 12; page++) {
-        const { data, next } = await appointmentRepository.afterJson(handle.db, companyId, {}, 'startTime', 'asc', 2, after, credentialOf);
+        const { data, next } = await appointmentRepository.afterJson(handle.db, { companyId, filters: {}, sort: 'startTime', order: 'asc', limit: 2, credentialOf }, after);
         assert.equal((JSON.parse(data) as unknown[]).length, 2);
         after = { value: new Date(next![0]), id: next![1] };
       }

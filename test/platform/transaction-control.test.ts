@@ -4,31 +4,18 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
-import pg from 'pg';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle, Db } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
 import { thenCommit } from '../../src/platform/database/transaction-control.js';
 import { isCommitOutcomeUnknown, isDatabaseUnavailable } from '../../src/platform/database/errors.js';
 import { createDedicatedDatabase, openEmbedded } from '../helpers/app.js';
+import { queriesDuring } from '../helpers/queries.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
-/** Calls of node-postgres's Client.query while `work` runs: each waits for one answer of the server. */
-async function exchanges(work: () => Promise<unknown>): Promise<number> {
-  const original = pg.Client.prototype.query;
-  let count = 0;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    count++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return count;
-}
+/** Exchanges with the database while `work` runs: each waits for one answer of the server. */
+const exchanges = async (work: () => Promise<unknown>): Promise<number> => (await queriesDuring(work)).length;
 
 /** The transaction a statement runs in (a new one for each statement outside a transaction). */
 const transactionId = async (db: Db) => (await sql<{ id: string }>`select txid_current()::text as id, ${1}::int as one`.execute(db)).rows[0]!.id;

@@ -74,7 +74,7 @@ export function createAppointmentLists(deps: ListDeps) {
     const sort = query.sort ?? 'startTime';
     const limit = query.limit ?? 20;
     // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
-    const { data, next, machineContext } = await repo.afterJson(db, companyId, filters, sort, query.order ?? 'asc', limit, after, pendingCredentialCheck(principal));
+    const { data, next, machineContext } = await repo.afterJson(db, { companyId, filters, sort, order: query.order ?? 'asc', limit, credentialOf: pendingCredentialCheck(principal) }, after);
     settleCredentialCheck(principal, machineContext);
     const nextCursor = next ? encodeCursor(deps.cursorSecret, { c: companyId, q: query, p: next, e: expiresAt }) : null;
     return `{"data":${data},"nextCursor":${JSON.stringify(nextCursor)}}`;
@@ -91,7 +91,7 @@ export function createAppointmentLists(deps: ListDeps) {
       }
       const filters = await validateListQuery(companyId, principal, query);
       // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
-      const { data, total, machineContext } = await repo.pageJson(db, companyId, filters, query.sort ?? 'startTime', query.order ?? 'asc', limit, offset, pendingCredentialCheck(principal));
+      const { data, total, machineContext } = await repo.pageJson(db, { companyId, filters, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit, credentialOf: pendingCredentialCheck(principal) }, offset);
       settleCredentialCheck(principal, machineContext);
       return `{"data":${data},"page":${page},"limit":${limit},"total":${total}}`;
     },

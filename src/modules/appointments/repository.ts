@@ -28,6 +28,20 @@ export interface AppointmentFilters {
 }
 
 export type SortKey = 'startTime' | 'createdAt';
+
+/**
+ * What a list page or a cursor page reads: the company's appointments that match the filters, in
+ * order, `limit` of them. `credentialOf`: a machine caller whose credential check rides along with
+ * the page (platform/auth/credential-check.ts); the page reads no rows for a refused one.
+ */
+export interface ListRead {
+  companyId: string;
+  filters: AppointmentFilters;
+  sort: SortKey;
+  order: SortOrder;
+  limit: number;
+  credentialOf?: string | null;
+}
 export type SortOrder = 'asc' | 'desc';
 
 /** Where a cursor walk stands: the sort value and id of the last appointment returned. */
@@ -279,23 +293,12 @@ export const appointmentRepository = {
 
   /**
    * A page of appointments that match the filters, as the JSON text of the API's array (each one
-   * as toApi answers it: appointmentJson), with the total. `credentialOf`: a machine caller whose
-   * credential check rides along with the page (platform/auth/credential-check.ts); both statements
-   * read no rows for a refused one.
+   * as toApi answers it: appointmentJson), with the total (page and count read no rows for a
+   * refused credential, ListRead).
    */
-  async pageJson(
-    db: Db,
-    companyId: string,
-    filters: AppointmentFilters,
-    sort: SortKey,
-    order: SortOrder,
-    limit: number,
-    offset: number,
-    credentialOf: string | null = null,
-  ): Promise<{ data: string; total: number; machineContext: MachineContext | null }> {
-    const shape = { ...filterShape(filters), credential: credentialOf !== null };
-    const values = { ...filterValues(companyId, filters), limit, offset, clientId: credentialOf };
-    const [page, count] = await Promise.all([pageStatement(db, { ...shape, sort, order }, values), countStatement(db, shape, values)]);
+  async pageJson(db: Db, read: ListRead, offset: number): Promise<{ data: string; total: number; machineContext: MachineContext | null }> {
+    const { shape, values } = listStatementInputs(read);
+    const [page, count] = await Promise.all([pageStatement(db, { ...shape, sort: read.sort, order: read.order }, { ...values, offset }), countStatement(db, shape, values)]);
     return { data: page[0]!.data, total: Number(count[0]!.total), machineContext: page[0]!.machineContext };
   },
 
@@ -306,21 +309,14 @@ export const appointmentRepository = {
    * (apiRow), and the position of the last of them (sort value in epoch milliseconds, as a
    * JavaScript Date of it would give, and id) when more follow.
    */
-  async afterJson(
-    db: Db,
-    companyId: string,
-    filters: AppointmentFilters,
-    sort: SortKey,
-    order: SortOrder,
-    limit: number,
-    after: Position | null,
-    credentialOf: string | null = null,
-  ): Promise<{ data: string; next: [number, string] | null; machineContext: MachineContext | null }> {
+  async afterJson(db: Db, read: ListRead, after: Position | null): Promise<{ data: string; next: [number, string] | null; machineContext: MachineContext | null }> {
+    const { limit } = read;
     // The statement's row bound is the size's bucket, written into its text (afterStatement).
     const bucket = CURSOR_PAGE_BUCKETS.find((size) => limit <= size);
     if (!Number.isInteger(limit) || limit < 1 || bucket === undefined) throw new RangeError(`cursor page size ${limit} is not an integer from 1 to ${CURSOR_PAGE_BUCKETS.at(-1)}`);
-    const shape = { ...filterShape(filters), sort, order, after: after !== null, bucket, credential: credentialOf !== null };
-    const values = { ...filterValues(companyId, filters), limit, limitPlusOne: limit + 1, afterValue: after?.value, afterId: after?.id, clientId: credentialOf };
+    const inputs = listStatementInputs(read);
+    const shape = { ...inputs.shape, sort: read.sort, order: read.order, after: after !== null, bucket };
+    const values = { ...inputs.values, limitPlusOne: limit + 1, afterValue: after?.value, afterId: after?.id };
     const page = (await afterStatement(db, shape, values))[0]!;
     const more = Number(page.count) > limit && page.lastPosition !== null && page.lastId !== null;
     return { data: page.data, next: more ? [Number(page.lastPosition), page.lastId!] : null, machineContext: page.machineContext };
@@ -353,6 +349,14 @@ export const appointmentRepository = {
     return db.selectFrom('resources').select(['id', 'bookingLimit']).where('companyId', '=', companyId).where('id', 'in', ids).execute();
   },
 };
+
+/** The shape (without the order, which the count has not) and values of a list's statements for a read. */
+function listStatementInputs({ companyId, filters, limit, credentialOf = null }: ListRead) {
+  return {
+    shape: { ...filterShape(filters), credential: credentialOf !== null },
+    values: { ...filterValues(companyId, filters), limit, clientId: credentialOf },
+  };
+}
 
 /**
  * Which filters a list query has: the shape of its SQL. The lists compile their SQL once per shape
@@ -497,14 +501,12 @@ const CURSOR_PAGE_BUCKETS = [10, 20, 50, 100] as const;
 const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; after: boolean; bucket: number; credential: boolean }, Record<string, unknown>, { data: string; count: number; lastPosition: number | null; lastId: string | null; machineContext: MachineContext | null }>(
   (db, shape, value) => {
     const column = sortColumn(shape.sort);
-    let rows = filtered(db, shape, value)
+    let rows = guarded(filtered(db, shape, value), shape, value)
       .select(APPOINTMENT_COLUMNS)
       .select([
         sql<number>`floor(extract(epoch from ${column}) * 1000)::int8`.as('position'),
         sql<number>`row_number() over (order by ${column} ${sql.raw(shape.order)}, a.id ${sql.raw(shape.order)})`.as('n'),
       ]);
-    // A refused credential reads no rows: the condition is evaluated once, before the scan.
-    if (shape.credential) rows = rows.where(machineCredentialGood(value<string>('companyId'), value<string>('clientId')));
     if (shape.after) {
       const position = sql`(${value<Date>('afterValue')}, ${value<string>('afterId')})`;
       rows = shape.order === 'asc' ? rows.where(sql<boolean>`(${column}, a.id) > ${position}`) : rows.where(sql<boolean>`(${column}, a.id) < ${position}`);

@@ -600,8 +600,8 @@ test('a caller whose location scope holds no location lists nothing, on a page a
   const second = await create(s, { ...slot(d, '11:00'), ResourceIds: [s.resourceIds[1]!] });
   const ids = (data: string) => (JSON.parse(data) as Array<{ id: string }>).map((a) => a.id);
   const both = async (filters: AppointmentFilters) => {
-    const page = await appointmentRepository.pageJson(context.database.db, s.tenant.companyId, filters, 'startTime', 'asc', 100, 0);
-    const walked = await appointmentRepository.afterJson(context.database.db, s.tenant.companyId, filters, 'startTime', 'asc', 100, null);
+    const page = await appointmentRepository.pageJson(context.database.db, { companyId: s.tenant.companyId, filters, sort: 'startTime', order: 'asc', limit: 100 }, 0);
+    const walked = await appointmentRepository.afterJson(context.database.db, { companyId: s.tenant.companyId, filters, sort: 'startTime', order: 'asc', limit: 100 }, null);
     assert.deepEqual(ids(walked.data), ids(page.data));
     assert.equal(page.total, ids(page.data).length);
     return ids(page.data);
@@ -621,8 +621,8 @@ test('the repository refuses a cursor page size outside 1 to 100, as its stateme
   // size's bucket is written into the SQL as a literal (repository.ts afterStatement).
   const s = await setup(context, { resources: [{}] });
   for (const limit of [0, 101, 1.5, Number.NaN]) {
-    await assert.rejects(appointmentRepository.afterJson(context.database.db, s.tenant.companyId, {}, 'startTime', 'asc', limit, null), RangeError, `limit ${limit}`);
+    await assert.rejects(appointmentRepository.afterJson(context.database.db, { companyId: s.tenant.companyId, filters: {}, sort: 'startTime', order: 'asc', limit }, null), RangeError, `limit ${limit}`);
   }
-  const page = await appointmentRepository.afterJson(context.database.db, s.tenant.companyId, {}, 'startTime', 'asc', 100, null);
+  const page = await appointmentRepository.afterJson(context.database.db, { companyId: s.tenant.companyId, filters: {}, sort: 'startTime', order: 'asc', limit: 100 }, null);
   assert.deepEqual([page.data, page.next], ['[]', null]);
 });

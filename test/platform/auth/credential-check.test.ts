@@ -4,7 +4,6 @@
 // before any 400, nothing is written, and a valid request sends no statement of its own for it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestContext, createClientCredentials, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
@@ -19,6 +18,7 @@ import { appointmentRepository } from '../../../src/modules/appointments/reposit
 import { markFromDatabase } from '../../../src/platform/database/errors.js';
 import { ApiError, badRequest, DATABASE_UNAVAILABLE, registerErrorHandling } from '../../../src/platform/errors.js';
 import { TEST_SECRETS } from '../../helpers/app.js';
+import { queriesDuring } from '../../helpers/queries.js';
 
 let context: TestContext;
 before(async () => {
@@ -168,23 +168,6 @@ describe('the refusal comes before any other answer, as when the hook checked fi
   });
 });
 
-/** The statements sent while `run` runs, as their SQL text (both databases run through node-postgres). */
-async function statementsDuring(run: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first] = args;
-    sent.push(typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? ''));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return sent;
-}
-
 const OWN_CHECK = /from "companies" as "c" left join "client_credentials" as "cc"/;
 const RIDING_CHECK = /left join client_credentials as mcc/;
 
@@ -193,12 +176,12 @@ describe('a valid request sends no statement of its own for the check', () => {
     const { c, routes } = await prepared();
     for (const [route, send] of Object.entries(routes)) {
       let response: LightMyRequestResponse | undefined;
-      const sent = await statementsDuring(async () => (response = await send()));
+      const sent = await queriesDuring(async () => (response = await send()));
       assert.ok(response!.statusCode < 300, `${route}: ${response!.body}`);
       assert.equal(sent.filter((text) => OWN_CHECK.test(text)).length, 0, `${route} sends no check of its own`);
       assert.equal(sent.filter((text) => RIDING_CHECK.test(text)).length, 1, `${route} carries the check once`);
     }
-    const sent = await statementsDuring(() => context.app.inject({ method: 'GET', url: `/v3/location/${c.locationId}`, headers: c.machine }));
+    const sent = await queriesDuring(() => context.app.inject({ method: 'GET', url: `/v3/location/${c.locationId}`, headers: c.machine }));
     assert.equal(sent.filter((text) => OWN_CHECK.test(text)).length, 1, 'a route that does not defer reads the credential first');
   });
 });
@@ -234,7 +217,7 @@ describe('a refused credential costs its company nothing', () => {
     assert.equal(await remaining(), first - 1, 'only the good credential\'s own request was counted');
 
     await hold(other, slot(dayAhead(), '10:00'));
-    const page = (clientIdOf: string) => appointmentRepository.afterJson(context.database.db, other.tenant.companyId, {}, 'startTime', 'asc', 10, null, clientIdOf);
+    const page = (clientIdOf: string) => appointmentRepository.afterJson(context.database.db, { companyId: other.tenant.companyId, filters: {}, sort: 'startTime', order: 'asc', limit: 10, credentialOf: clientIdOf }, null);
     const otherClientId = (await context.database.db.selectFrom('clientCredentials').select('clientId').where('companyId', '=', other.tenant.companyId).where('id', '=', other.credentialId).executeTakeFirstOrThrow()).clientId;
     const read = await page(otherClientId);
     assert.equal(JSON.parse(read.data).length, 1);
@@ -243,7 +226,7 @@ describe('a refused credential costs its company nothing', () => {
     const refused = await page(otherClientId);
     assert.equal(refused.data, '[]', 'no page is built for a refused credential');
     assert.ok(refused.machineContext?.revokedAt);
-    const listed = await appointmentRepository.pageJson(context.database.db, other.tenant.companyId, {}, 'startTime', 'asc', 10, 0, otherClientId);
+    const listed = await appointmentRepository.pageJson(context.database.db, { companyId: other.tenant.companyId, filters: {}, sort: 'startTime', order: 'asc', limit: 10, credentialOf: otherClientId }, 0);
     assert.deepEqual([listed.data, listed.total], ['[]', 0], 'nor a list page or its total');
     assert.ok(listed.machineContext?.revokedAt);
   });

@@ -5,7 +5,8 @@
 // every resource, of unknown resources), appointments with padding and same-service sharing,
 // allocations, daily and customer limits, every round robin, a report zone other than the
 // location's, lead time and book-ahead. Equal means deep-equal and the same JSON text (the answer
-// is cached and sent as text, so even the order of keys must not change).
+// is cached and sent as text, so even the order of keys must not change), and the answer's bytes as
+// the route writes them (availabilityAnswerBytes) are that text's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -13,6 +14,7 @@ import { DateTime } from 'luxon';
 import { computeAvailability } from '../../src/domain/availability.js';
 import type { ActiveAppointment, AvailabilityInput, BusyInterval, EngineResource, EngineService, RoundRobin } from '../../src/domain/availability.js';
 import type { WeeklySchedule } from '../../src/domain/weekly-availability.js';
+import { availabilityAnswerBytes } from '../../src/modules/availability/answer-bytes.js';
 import { computeAvailability as oracle } from './availability-oracle.js';
 
 const ZONES = [
@@ -232,6 +234,7 @@ function assertSameAnswer(input: AvailabilityInput, seed: number) {
   const actual = computeAvailability({ ...input, random: seeded(seed) });
   assert.deepStrictEqual(actual, expected);
   assert.equal(JSON.stringify(actual), JSON.stringify(expected));
+  assert.equal(availabilityAnswerBytes(actual).toString('utf8'), JSON.stringify(expected));
 }
 
 describe('the engine answers exactly as its oracle', () => {

@@ -35,16 +35,21 @@ export interface TouchedEntities {
   customers?: string[];
 }
 
-/** A cached answer: the JSON text gzip-compressed, and the text itself where it is kept too. */
+/** A cached answer: its JSON bytes gzip-compressed, and the bytes themselves where they are kept too. */
 export class CachedAnswer {
   constructor(
     readonly gzip: Buffer,
-    private readonly json?: string,
+    private readonly body?: Buffer,
   ) {}
 
-  /** The JSON text, for a client that does not accept gzip (and for callers that read the answer). */
+  /** The JSON bytes, for a client that does not accept gzip. */
+  bytes(): Buffer {
+    return this.body ?? gunzipSync(this.gzip);
+  }
+
+  /** The JSON text, for callers that read the answer. */
   text(): string {
-    return this.json ?? gunzipSync(this.gzip).toString('utf8');
+    return this.bytes().toString('utf8');
   }
 }
 
@@ -74,8 +79,8 @@ export interface AvailabilityCache {
   /** The cache key of a search: the search plus the versions of what it depends on. */
   keyFor(companyId: string, entities: TouchedEntities, search: unknown): Promise<string>;
   get(key: string): Promise<CachedAnswer | null>;
-  /** Stores an answer's JSON text (compressed off the request's path); never rejects. */
-  set(key: string, json: string): Promise<void>;
+  /** Stores an answer's JSON bytes (compressed off the request's path); never rejects. */
+  set(key: string, body: Buffer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -119,13 +124,13 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
       }
       return entry.value;
     },
-    set(key, json) {
-      const write = gzip(json).then((compressed) => {
+    set(key, body) {
+      const write = gzip(body).then((compressed) => {
         // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-        // The text is kept beside the bytes: decompressing a month's answer for a client that does
-        // not take gzip cost more than the cache saved it (the string is there anyway).
-        entries.set(key, { value: new CachedAnswer(compressed, json), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+        // The answer's bytes are kept beside the compressed ones: decompressing a month's answer for
+        // a client that does not take gzip cost more than the cache saved it (they are there anyway).
+        entries.set(key, { value: new CachedAnswer(compressed, body), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
       });
       return writes.add(key, write);
     },
@@ -183,9 +188,9 @@ export function createRedisAvailabilityCache(guard: RedisGuard, onError: (error:
       }
       return new CachedAnswer(stored);
     },
-    set(key, json) {
+    set(key, body) {
       if (key === NO_KEY) return Promise.resolve();
-      const write = gzip(json)
+      const write = gzip(body)
         .then((compressed) => guard.run('cache-set', (redis) => redis.set(key, compressed, 'EX', ENTRY_TTL_SECONDS)))
         .then(
           () => {},

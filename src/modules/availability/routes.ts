@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { App } from '../../platform/http/types.js';
-import { sendJsonText } from '../../platform/http/types.js';
 import { Security, errorResponses } from '../../platform/http/schemas.js';
 import { requireCompany } from '../../platform/auth/principal.js';
 import { DEFERRED_CREDENTIAL_CHECK } from '../../platform/auth/credential-check.js';
@@ -95,19 +94,20 @@ export function registerAvailabilityRoutes(app: App, { availability, calendar }:
 }
 
 /**
- * Sends an availability answer as it is (a string or Buffer payload is not serialised again): a
- * cached answer's gzip bytes with Content-Encoding when the client's Accept-Encoding takes gzip over
- * the uncompressed answer (RFC 9110: q-values, a coding named refuses `*`, names in any case, by
- * jshttp's negotiator), else JSON text. The answer varies with
+ * Sends an availability answer as it is (a Buffer payload is not serialised again): a cached
+ * answer's gzip bytes with Content-Encoding when the client's Accept-Encoding takes gzip over the
+ * uncompressed answer (RFC 9110: q-values, a coding named refuses `*`, names in any case, by
+ * jshttp's negotiator), else its JSON bytes. The answer varies with
  * Accept-Encoding either way, for caches between us and the client.
  */
 function sendAnswer(acceptEncoding: string | undefined, reply: FastifyReply, answer: SearchAnswer): FastifyReply {
   reply.header('vary', 'Accept-Encoding');
-  if (!('cached' in answer)) return sendJsonText(reply, answer.json);
+  reply.type('application/json; charset=utf-8');
+  if (!('cached' in answer)) return reply.send(answer.body);
   if (acceptEncoding !== undefined && new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encoding(['gzip', 'identity']) === 'gzip') {
-    return reply.type('application/json; charset=utf-8').header('content-encoding', 'gzip').send(answer.cached.gzip);
+    return reply.header('content-encoding', 'gzip').send(answer.cached.gzip);
   }
-  return sendJsonText(reply, answer.cached.text());
+  return reply.send(answer.cached.bytes());
 }
 
 /** GET /v3/unavailability and its deprecated alias /v3/unavailability/calendar. */

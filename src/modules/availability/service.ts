@@ -8,6 +8,7 @@ import { computeAvailability } from '../../domain/availability.js';
 import type { AvailabilityResult } from '../../domain/availability.js';
 import { allowedDurations } from '../../domain/service-rules.js';
 import type { AvailabilityCache, CachedAnswer } from './cache.js';
+import { availabilityAnswerBytes } from './answer-bytes.js';
 import { engineInput, loadEngineInputs } from './inputs.js';
 import type { EngineReads } from './inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from './target.js';
@@ -99,8 +100,8 @@ export interface SearchOptions {
   onlineOnly?: boolean;
 }
 
-/** An answer just computed (JSON text), or one from the cache (its text and its gzip bytes). */
-export type SearchAnswer = { json: string } | { cached: CachedAnswer };
+/** An answer just computed (JSON as UTF-8 bytes), or one from the cache (its gzip bytes, and its bytes where kept). */
+export type SearchAnswer = { body: Buffer } | { cached: CachedAnswer };
 
 export function createAvailabilityService(deps: AvailabilityDeps) {
   const { repository } = deps;
@@ -178,21 +179,23 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
         random: seededRandom(JSON.stringify(searchKey)),
       }),
     );
-    const json = JSON.stringify(search.format === 'compact' ? compactAnswer(result) : result);
+    // The full answer is written as bytes (answer-bytes.ts: a long JSON.stringify result cost more
+    // to read than to make); the compact one is small enough for JSON.stringify.
+    const body = search.format === 'compact' ? Buffer.from(JSON.stringify(compactAnswer(result)), 'utf8') : availabilityAnswerBytes(result);
     // Compressed and stored off the request's path (cache.ts); a failure there is the cache's to report.
-    void deps.cache.set(key, json);
-    return { json };
+    void deps.cache.set(key, body);
+    return { body };
   }
 
   /** The answer as JSON text (a cached one is decompressed). */
   async function searchJson(companyId: string, principal: Principal | null, search: AvailabilitySearch, options: { onlineOnly?: boolean } = {}): Promise<string> {
     const result = await answer(companyId, principal, search, options);
-    return 'json' in result ? result.json : result.cached.text();
+    return 'body' in result ? result.body.toString('utf8') : result.cached.text();
   }
 
   return {
     /**
-     * The answer for a route to send: JSON text, or a cached answer, whose gzip bytes go as they
+     * The answer for a route to send: JSON bytes, or a cached answer, whose gzip bytes go as they
      * are stored to a client that takes gzip, never decompressed, parsed or serialised again.
      */
     answer,

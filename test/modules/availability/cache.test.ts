@@ -317,7 +317,7 @@ describe('compressed answers', () => {
       },
     } as unknown as Redis;
     const cache = createRedisAvailabilityCache(createRedisGuard(redis, { timeoutMs: 1000, breakerFailures: 3, breakerCooldownMs: 1000 }));
-    void cache.set('slotwise:az:c:k', JSON.stringify({ availableTimes: 'x'.repeat(100_000) }));
+    void cache.set('slotwise:az:c:k', Buffer.from(JSON.stringify({ availableTimes: 'x'.repeat(100_000) })));
     await cache.close();
     assert.equal(stored, true);
   });
@@ -445,7 +445,7 @@ describe('Redis that does not answer', () => {
     await cache.touch('c', { services: ['s'] });
     const key = await cache.keyFor('c', { services: ['s'] }, { search: 1 });
     assert.equal(await cache.get(key), null);
-    await cache.set(key, '{}');
+    await cache.set(key, Buffer.from('{}'));
     assert.deepEqual(errors, ['touch: connection refused', 'keyFor: connection refused']);
   });
 });

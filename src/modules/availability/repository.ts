@@ -374,13 +374,16 @@ function busyRowsQuery(companyId: string, resourceIds: string[], window: Appoint
  * The same rows packed into one text value for engineWindow, the hot read of every search and
  * booking: `resource,start,end,padding,duration,service` per row, rows joined by ';'. `resource`
  * is the row's position in `resourceIds` (from 1), `service` its service's position in
- * `serviceIds` (0: another service), times milliseconds after `base` (msAfter). Measured on 2,000
+ * `serviceIds` (0: another service), times milliseconds after `baseMs` (the window's start, as
+ * msAfter gives them). Measured on 2,000
  * rows (a 7-day search of 50 resources), PostgreSQL built and sent this in about a third of the
  * time json_agg of row objects took (no uuid text per row, no json keys, no numeric arithmetic),
  * and the text is a fifth the size to parse (parsePackedBusy).
  */
-function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], bounds: BusyBounds, base: unknown) {
-  return sql`(select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], ar.resource_id), ${msAfter('ar.start_time', base)}, ${msAfter('ar.end_time', base)},
+function packedBusyRows(companyId: string, resourceIds: string[], serviceIds: string[], bounds: BusyBounds, baseMs: unknown) {
+  // start_ms and end_ms: the times as epoch milliseconds, stored (migrations/0015), so a row's
+  // times are two integer subtractions, not two conversions of timestamps.
+  return sql`(select string_agg(concat_ws(',', array_position(${resourceIds}::uuid[], ar.resource_id), ar.start_ms - ${baseMs}::int8, ar.end_ms - ${baseMs}::int8,
         ar.padding, ar.duration, coalesce(array_position(${serviceIds}::uuid[], ar.service_id), 0)), ';')
       from appointment_resources ar
       where ${busyRowsFilter(companyId, resourceIds, bounds)})`;
@@ -481,7 +484,8 @@ export function parsePackedBusy(text: string | null, resourceIds: string[], serv
 const epochMs = (column: string) => sql`floor(extract(epoch from ${sql.ref(column)}) * 1000)::int8`;
 /**
  * The milliseconds from `base` (a timestamptz parameter) to a timestamp column, truncated as epochMs
- * truncates, for the packed rows: in floating point instead of numeric arithmetic, and with one
+ * truncates, for the packed rows of external busy time and of the service's bookings (the busy
+ * appointments' rows have theirs stored: migrations/0015): in floating point instead of numeric arithmetic, and with one
  * function call fewer than epoch milliseconds in floating point (date_trunc, then round), about
  * 15 % of a 31-day search's statement (issue 18, ninth pass); the numbers are also shorter to send
  * and to parse. The caller adds base's epoch milliseconds back. Exact: the difference is an
@@ -530,7 +534,7 @@ const engineWindowStatement = reusableQuery(
         ${jsonRows(sql`select h.date, h.name
           from holidays h
           where h.company_id = ${companyId} and h.location_id = any(${locationIds}::uuid[]) and h.date >= ${fromDate} and h.date <= ${toDate}`)} as holidays,
-        ${shape.resources ? packedBusyRows(companyId, resourceIds, serviceIds, bounds, from) : sql`null::text`} as busy,
+        ${shape.resources ? packedBusyRows(companyId, resourceIds, serviceIds, bounds, value<number>('fromMs')) : sql`null::text`} as busy,
         ${
           shape.dailyLimits
             ? sql`(select string_agg(concat_ws(',', ${msAfter('a.start_time', from)}, a.duration), ';')
@@ -594,6 +598,7 @@ function appointmentReads(db: Db) {
       resourceIds: scope.resourceIds,
       serviceIds: scope.serviceIds,
       from: request.from,
+      fromMs: request.from.getTime(),
       to: request.to,
       fromDate: request.fromDate,
       toDate: request.toDate,

@@ -57,9 +57,7 @@ describe('engineWindow packed times', () => {
     }
     // The exact reading: numeric epoch seconds, truncated to the millisecond.
     const exact = await sql<{ start: string; end: string }>`select floor(extract(epoch from start_time) * 1000)::int8::text as start, floor(extract(epoch from end_time) * 1000)::int8::text as end
-      from appointment_resources where company_id = ${companyId} order by start_time`.execute(db);
-    const expected = exact.rows.map((r) => ({ start: Number(r.start), end: Number(r.end) }));
-
+      from appointment_resources where company_id = ${companyId}`.execute(db);
     const from = new Date(FROM);
     const rows = await createAvailabilityRepository(db).engineWindow(companyId, {
       scope: { locationIds: [at.locationId], resourceIds: [resourceId], serviceIds: [at.serviceId] },
@@ -70,7 +68,10 @@ describe('engineWindow packed times', () => {
       now: new Date('2031-03-01T00:00:00Z'),
       dailyLimits: true,
     });
-    const byStart = <T extends { start: number }>(list: T[]) => [...list].sort((a, b) => a.start - b.start);
+    // Ordered by start and then end in milliseconds, on both sides: two rows share a millisecond of
+    // start (microseconds apart), and the scan may give them in either order.
+    const byStart = <T extends { start: number; end?: number }>(list: T[]) => [...list].sort((a, b) => a.start - b.start || (a.end ?? 0) - (b.end ?? 0));
+    const expected = byStart(exact.rows.map((r) => ({ start: Number(r.start), end: Number(r.end) })));
     const times = (list: Array<{ start: number; end: number }>) => byStart(list).map(({ start, end }) => ({ start, end }));
     // Busy rows are those ending less than a day before the window's start (busyBounds); external time overlaps it.
     assert.deepEqual(times(rows.busy), expected.filter((t) => t.end > from.getTime() - 86_400_000));

@@ -16,10 +16,14 @@ import type { AvailabilityResult } from '../../domain/availability.js';
  */
 export function availabilityAnswerBytes(result: AvailabilityResult): Buffer {
   const slots = result.availableTimes;
-  let idCount = 0;
-  for (const slot of slots) idCount += slot.resourceIds.length;
-  // About right for UUIDs (38 bytes quoted, and a comma) and ISO times; the writer grows if not.
-  const out = new JsonBytes(256 + slots.length * 96 + idCount * 39 + result.availableDays.length * 64);
+  // The size, exact for ASCII text without escapes (resource ids, ISO times) but for the numbers
+  // (up to 16 bytes allowed): growing the buffer copied a 31-day answer's 1.7 MB once or twice more.
+  let size = 64 + result.timezoneName.length + result.availableDays.length * 96;
+  for (const slot of slots) {
+    size += 72 + slot.startTime.length + slot.endTime.length;
+    for (const id of slot.resourceIds) size += id.length + 3;
+  }
+  const out = new JsonBytes(size);
   const idBytes = new Map<string, Buffer>();
   out.text('{"timezoneName":');
   out.text(JSON.stringify(result.timezoneName));

@@ -17,7 +17,7 @@ import type { AvailabilityResult } from '../../domain/availability.js';
 export function availabilityAnswerBytes(result: AvailabilityResult): Buffer {
   const slots = result.availableTimes;
   // The size, exact for ASCII text without escapes (resource ids, ISO times) but for the numbers
-  // (up to 16 bytes allowed): growing the buffer copied a 31-day answer's 1.7 MB once or twice more.
+  // (up to 12 bytes allowed): growing the buffer copied a 31-day answer's 1.7 MB once or twice more.
   let size = 64 + result.timezoneName.length + result.availableDays.length * 96;
   for (const slot of slots) {
     size += 72 + slot.startTime.length + slot.endTime.length;

@@ -102,6 +102,18 @@ function digest(versions: Array<string | number | null>, search: unknown): strin
   return createHash('sha256').update(JSON.stringify([versions, search])).digest('base64url');
 }
 
+/**
+ * The bytes in a buffer of their own. A small Buffer (under 4 KB: a compact answer, most gzipped
+ * ones) is a slice of Node.js's shared 8 KB pool, and an entry kept for two minutes would keep the
+ * whole block.
+ */
+function ownBytes(bytes: Buffer): Buffer {
+  if (bytes.buffer.byteLength <= bytes.length * 2) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
+}
+
 export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCache {
   const versions = new Map<string, number>();
   const entries = new Map<string, { value: CachedAnswer; expires: number }>();
@@ -130,7 +142,7 @@ export function createMemoryAvailabilityCache(maxEntries = 5000): AvailabilityCa
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
         // The answer's bytes are kept beside the compressed ones: decompressing a month's answer for
         // a client that does not take gzip cost more than the cache saved it (they are there anyway).
-        entries.set(key, { value: new CachedAnswer(compressed, body), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
+        entries.set(key, { value: new CachedAnswer(ownBytes(compressed), ownBytes(body)), expires: Date.now() + ENTRY_TTL_SECONDS * 1000 });
       });
       return writes.add(key, write);
     },

@@ -306,6 +306,21 @@ describe('compressed answers', () => {
     for (const acceptEncoding of ['*', 'identity;q=0, *', 'GZIP']) assert.equal((await get(acceptEncoding)).headers['content-encoding'], 'gzip', acceptEncoding);
   });
 
+  test('the process cache keeps a small answer, and its gzip bytes, in buffers of their own, not slices of the shared pool', async () => {
+    const cache = createMemoryAvailabilityCache();
+    const key = await cache.keyFor('c', { services: ['s'] }, { search: 'small' });
+    // Buffer.from of a short text is a slice of Node.js's 8 KB pool, as a compact answer's is.
+    const body = Buffer.from('{"timezoneName":"UTC","resources":[],"availableTimes":[],"availableDays":[]}');
+    assert.ok(body.buffer.byteLength > body.length * 2, 'the test body is a pool slice');
+    await cache.set(key, body);
+    const cached = (await cache.get(key))!;
+    assert.ok(cached.bytes().equals(body));
+    assert.equal(cached.bytes().buffer.byteLength, body.length);
+    assert.equal(cached.gzip.buffer.byteLength, cached.gzip.length);
+    assert.equal(gunzipSync(cached.gzip).toString('utf8'), body.toString('utf8'));
+    await cache.close();
+  });
+
   test('closing the cache waits for answers still being compressed and stored, so Redis is not closed under them', async () => {
     let stored = false;
     const redis = {

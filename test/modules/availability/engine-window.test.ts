@@ -1,5 +1,7 @@
-// engineWindow's packed times (modules/availability/repository.ts, msAfter): PostgreSQL sends each
-// as milliseconds after the window's start in floating point, and the reader adds the start back.
+// engineWindow's packed times (modules/availability/repository.ts): PostgreSQL sends each as
+// milliseconds after the window's start, and the reader adds the start back. Busy appointments'
+// come from the stored epoch milliseconds (migrations/0015, integer subtraction); external busy
+// time's and the service bookings' from msAfter (floating point).
 // Every time must come back as the exact arithmetic (epochMs: numeric, truncated) reads it: whole
 // milliseconds, times with microseconds on either side of a millisecond, before the window's start
 // (negative) and weeks after it, for busy appointments, external busy time and the service's bookings.

@@ -90,9 +90,8 @@ class JsonBytes {
     this.buffer[this.length++] = value;
   }
 
-  /** The bytes written; copied to a buffer of their own size when the estimate left much unused (cached answers live two minutes). */
+  /** The bytes written (what keeps them, the process cache, gives them a buffer of their own when much is unused: cache.ts ownBytes). */
   done(): Buffer {
-    const written = this.buffer.subarray(0, this.length);
-    return this.length < this.buffer.length * 0.875 ? Buffer.from(written) : written;
+    return this.buffer.subarray(0, this.length);
   }
 }

@@ -103,9 +103,10 @@ function digest(versions: Array<string | number | null>, search: unknown): strin
 }
 
 /**
- * The bytes in a buffer of their own. A small Buffer (under 4 KB: a compact answer, most gzipped
- * ones) is a slice of Node.js's shared 8 KB pool, and an entry kept for two minutes would keep the
- * whole block.
+ * The bytes in a buffer of their own when their buffer is more than twice their size: a small
+ * Buffer (under 4 KB: a compact answer, most gzipped ones) is a slice of Node.js's shared 8 KB pool,
+ * and an answer's buffer may be larger than its bytes (answer-bytes.ts grows it); an entry kept for
+ * two minutes would keep all of it. The one place answers are kept, so the one place this is done.
  */
 function ownBytes(bytes: Buffer): Buffer {
   if (bytes.buffer.byteLength <= bytes.length * 2) return bytes;

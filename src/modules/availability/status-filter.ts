@@ -7,7 +7,19 @@ import type { AppointmentStatus } from '../../domain/appointment-status.js';
  * The SQL form of the status rules of src/domain/appointment-status.ts, built from the same status
  * lists and the same hold status, so a query selects exactly the appointments the domain function
  * counts: `status in (<the rule's statuses>) and (status <> 'IN' or expires_at > now)`.
+ *
+ * The statuses are written into the statement as literals, not sent as parameters. The busy-time
+ * indexes are partial (`where status in ('IN', 'RS', 'BK')`: appointment_resources_busy_idx,
+ * appointments_service_day_idx), and PostgreSQL can use a partial index only in a plan that sees
+ * the values its predicate names. A prepared statement's generic plan, which PostgreSQL switches to
+ * after five runs when it looks no dearer, sees parameters as unknown: with the statuses as
+ * parameters, a booking's busy-time check scanned every row of the company's appointments instead
+ * of the resource's week (issue 18, thirteenth pass). The lists are the domain's constants, never
+ * input.
  */
+
+/** The statuses as SQL string literals (constants of src/domain/appointment-status.ts). */
+const statusLiterals = (statuses: readonly AppointmentStatus[]) => sql.join(statuses.map((status) => sql.lit(status)));
 
 /**
  * Where the status and expiry are read: the `appointments` table or `appointment_resources` (which
@@ -20,7 +32,7 @@ export function countedUnder(statuses: readonly AppointmentStatus[], table: Stat
   if (statuses.length === 0) return sql<SqlBool>`false`;
   const status = sql.ref(`${table}.status`);
   const expiresAt = sql.ref(`${table}.expiresAt`);
-  return sql<SqlBool>`(${status} in (${sql.join(statuses)}) and (${status} <> ${HOLD_STATUS} or ${expiresAt} > ${now}))`;
+  return sql<SqlBool>`(${status} in (${statusLiterals(statuses)}) and (${status} <> ${sql.lit(HOLD_STATUS)} or ${expiresAt} > ${now}))`;
 }
 
 /** Rows whose appointment holds capacity at `now` (holdsCapacity: BK, RS, unexpired IN). */
@@ -35,5 +47,5 @@ export function holdingCapacity(table: StatusColumns, now: Date): RawBuilder<Sql
 export function holdingCapacitySnake(table: StatusColumns, now: Date): RawBuilder<SqlBool> {
   const status = sql.ref(`${table}.status`);
   const expiresAt = sql.ref(`${table}.expires_at`);
-  return sql<SqlBool>`(${status} in (${sql.join(CAPACITY_STATUSES)}) and (${status} <> ${HOLD_STATUS} or ${expiresAt} > ${now}))`;
+  return sql<SqlBool>`(${status} in (${statusLiterals(CAPACITY_STATUSES)}) and (${status} <> ${sql.lit(HOLD_STATUS)} or ${expiresAt} > ${now}))`;
 }

@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
 import { startOutboxWorker } from './platform/outbox/worker.js';
+import { embeddedUpkeepPass } from './platform/database/embedded-upkeep.js';
 import { createRedisClient } from './platform/redis.js';
 import { DataDirLockedError } from './platform/database/data-dir-lock.js';
 import { isDatabaseUnavailable } from './platform/database/errors.js';
@@ -126,6 +127,21 @@ async function main() {
       })
     : undefined;
 
+  // The embedded database has no autovacuum: the instance checks its tables by autovacuum's rules.
+  const upkeepWorker =
+    config.worker.enabled && database.kind === 'pglite' && config.embeddedUpkeepSeconds > 0
+      ? startOutboxWorker({
+          pollMs: config.embeddedUpkeepSeconds * 1000,
+          pass: async () => {
+            const done = await embeddedUpkeepPass(database.db);
+            if (done.vacuumed.length + done.analyzed.length > 0) app.log.info(done, 'embedded database upkeep: tables vacuumed and analyzed');
+            // Never "busy": the next pass waits its interval (a table just done is under the thresholds).
+            return { reminders: 0, events: 0 };
+          },
+          onError: (error) => app.log.error({ err: error }, 'embedded database upkeep failed'),
+        })
+      : undefined;
+
   // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
   // database. A second signal, or the grace period running out, ends the process at once.
   let stopping = false;
@@ -144,6 +160,7 @@ async function main() {
       await worker?.stop();
       await calendarWorker?.stop();
       await migrationWorker?.stop();
+      await upkeepWorker?.stop();
       await app.close();
       await metricsServer?.close();
       // A handler whose client went away is not waited for by close(): let the connections it

@@ -26,6 +26,12 @@ export interface AppConfig {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * How often an instance on the embedded database checks its tables against autovacuum's rules
+   * (platform/database/embedded-upkeep.ts), in seconds; 0 turns it off. Unused with DATABASE_URL:
+   * the server's own autovacuum does this there.
+   */
+  embeddedUpkeepSeconds: number;
   redisUrl: string | undefined;
   logLevel: string;
   /** Secrets given in the environment; missing ones are filled from the database at start. */
@@ -328,6 +334,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: readInt(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '0.0.0.0',
     dataDir: env.DATA_DIR || './data',
+    embeddedUpkeepSeconds: readInt(env, 'EMBEDDED_UPKEEP_SECONDS', 10, 0, 3600),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),

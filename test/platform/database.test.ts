@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { migrate } from '../../src/platform/database/migrate.js';
+import { embeddedUpkeepPass } from '../../src/platform/database/embedded-upkeep.js';
 import { resolveSecrets } from '../../src/platform/secrets.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -191,6 +192,37 @@ describe('embedded database', () => {
       }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuum)', () => {
+  test('a pass vacuums and analyzes the tables past autovacuum\'s thresholds, and only those', async () => {
+    const database = await openDatabase({});
+    try {
+      const { db } = database;
+      await sql`create table grown (id int primary key, note text)`.execute(db);
+      await sql`create table quiet (id int primary key)`.execute(db);
+      await sql`insert into quiet values (1)`.execute(db);
+      await sql`analyze quiet`.execute(db);
+      // 2,000 rows inserted: past 1,000 + 20 % (vacuum for inserts) and 50 + 10 % (analyze).
+      await sql`insert into grown select g, 'new' from generate_series(1, 2000) as g`.execute(db);
+      const statistics = async () =>
+        (await sql<{ reltuples: number }>`select reltuples::int8 as reltuples from pg_class where relname = 'grown'`.execute(db)).rows[0]!.reltuples;
+      assert.ok((await statistics()) <= 0, 'never analyzed yet');
+
+      assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: ['grown'], analyzed: [] });
+      assert.equal(await statistics(), 2000, 'the planner now knows the rows');
+      assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: [], analyzed: [] }, 'nothing is due right after');
+
+      // 300 rows changed: past 50 + 10 % of 2,000 for analyze; their 300 dead versions are under 50 + 20 % for vacuum.
+      await sql`update grown set note = 'changed' where id <= 300`.execute(db);
+      assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: [], analyzed: ['grown'] });
+      // 500 more: 800 dead rows are past 50 + 20 % of 2,000.
+      await sql`update grown set note = 'changed again' where id <= 500`.execute(db);
+      assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: ['grown'], analyzed: [] });
+    } finally {
+      await database.close();
     }
   });
 });

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     assert.equal(config.port, 3000);
     assert.equal(config.dataDir, './data');
+    assert.equal(config.embeddedUpkeepSeconds, 10);
     assert.equal(config.nodeEnv, 'development');
     assert.equal(config.isProduction, false);
     assert.equal(config.databaseUrl, undefined);
@@ -32,12 +33,14 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '8080',
       DATA_DIR: '/var/lib/slotwise',
+      EMBEDDED_UPKEEP_SECONDS: '0',
       DATABASE_URL: 'postgres://db/slotwise',
       BODY_LIMIT_BYTES: '2048',
       SIGNUP_ENABLED: 'false',
     });
     assert.equal(config.port, 8080);
     assert.equal(config.dataDir, '/var/lib/slotwise');
+    assert.equal(config.embeddedUpkeepSeconds, 0, '0 turns the embedded upkeep off');
     assert.equal(config.databaseUrl, 'postgres://db/slotwise');
     assert.equal(config.bodyLimitBytes, 2048);
     assert.equal(config.signupEnabled, false);
@@ -83,6 +86,7 @@ describe('loadConfig', () => {
   test('other bad numbers and booleans throw', () => {
     throwsConfigError(() => loadConfig({ BODY_LIMIT_BYTES: 'lots' }), 'BODY_LIMIT_BYTES');
     throwsConfigError(() => loadConfig({ SIGNUP_ENABLED: 'maybe' }), 'SIGNUP_ENABLED');
+    throwsConfigError(() => loadConfig({ EMBEDDED_UPKEEP_SECONDS: '-1' }), 'EMBEDDED_UPKEEP_SECONDS');
   });
 
   test('OIDC_ISSUER without OIDC_JWKS_URL throws', () => {

@@ -127,13 +127,15 @@ async function main() {
       })
     : undefined;
 
-  // The embedded database has no autovacuum: the instance checks its tables by autovacuum's rules.
+  // The embedded database has no autovacuum: the instance checks its tables by autovacuum's rules
+  // (whatever WORKER_ENABLED says: it is the database's upkeep, not the outbox's work).
   const upkeepWorker =
-    config.worker.enabled && database.kind === 'pglite' && config.embeddedUpkeepSeconds > 0
+    database.kind === 'pglite' && config.embeddedUpkeepSeconds > 0
       ? startOutboxWorker({
           pollMs: config.embeddedUpkeepSeconds * 1000,
           pass: async () => {
-            const done = await embeddedUpkeepPass(database.db);
+            // A shutdown waits for the table in hand at most, not the rest of the pass.
+            const done = await embeddedUpkeepPass(database.db, () => draining);
             if (done.vacuumed.length + done.analyzed.length > 0) app.log.info(done, 'embedded database upkeep: tables vacuumed and analyzed');
             // Never "busy": the next pass waits its interval (a table just done is under the thresholds).
             return { reminders: 0, events: 0 };

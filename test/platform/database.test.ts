@@ -215,12 +215,17 @@ describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuu
       assert.equal(await statistics(), 2000, 'the planner now knows the rows');
       assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: [], analyzed: [] }, 'nothing is due right after');
 
-      // 300 rows changed: past 50 + 10 % of 2,000 for analyze; their 300 dead versions are under 50 + 20 % for vacuum.
-      await sql`update grown set note = 'changed' where id <= 300`.execute(db);
+      // 350 rows changed: past 50 + 10 % of 2,000 for analyze; their 350 dead versions are under 50 + 20 % for vacuum.
+      await sql`update grown set note = 'changed' where id <= 350`.execute(db);
       assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: [], analyzed: ['grown'] });
-      // 500 more: 800 dead rows are past 50 + 20 % of 2,000.
-      await sql`update grown set note = 'changed again' where id <= 500`.execute(db);
+      // Every row changed: their dead versions are far past 50 + 20 % of 2,000.
+      await sql`update grown set note = 'changed again'`.execute(db);
       assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: ['grown'], analyzed: [] });
+      // A shutdown under way: the pass stops before the next table.
+      await sql`insert into quiet select g from generate_series(2, 2000) as g`.execute(db);
+      await sql`update grown set note = 'once more'`.execute(db);
+      assert.deepEqual(await embeddedUpkeepPass(db, () => true), { vacuumed: [], analyzed: [] });
+      assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: ['grown', 'quiet'], analyzed: [] });
     } finally {
       await database.close();
     }

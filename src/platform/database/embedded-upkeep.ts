@@ -9,11 +9,15 @@
  * 177/s. Nothing would reclaim the rows that updates and deletes leave dead either.
  *
  * Each pass applies autovacuum's own rules with PostgreSQL's default settings to the cumulative
- * statistics (pg_stat_user_tables): VACUUM when a table's dead rows pass 50 + 20 % of its live ones,
- * or its rows inserted since the last vacuum pass 1,000 + 20 %; ANALYZE when its rows changed
- * since the last analyze pass 50 + 10 %. A server runs these itself (autovacuum), so this runs only
- * on the embedded database. It shares the embedded database's one connection with the requests,
- * like every other statement: a pass that finds nothing to do costs two short statements.
+ * statistics (pg_stat_user_tables), scaled as autovacuum scales them, by the table's row count as
+ * of its last VACUUM or ANALYZE (pg_class.reltuples; none yet counts as 0): VACUUM when the dead
+ * rows pass 50 + 20 % of it, the rows inserted since the last vacuum pass 1,000 + 20 %, or the
+ * table's oldest unfrozen transaction is more than 200 million old (the wraparound guard);
+ * ANALYZE when the rows changed since the last analyze pass 50 + 10 %. (PostgreSQL 18's cap on
+ * the vacuum threshold for very large tables is left out: an embedded database is small.) A server
+ * runs these itself (autovacuum), so this runs only on the embedded database. It shares the
+ * embedded database's one connection with the requests, like every other statement: a pass that
+ * finds nothing to do costs two short statements.
  */
 import { sql } from 'kysely';
 import type { Db } from './index.js';
@@ -30,27 +34,36 @@ interface TableCounts {
   analyze: boolean;
 }
 
-export async function embeddedUpkeepPass(db: Db): Promise<UpkeepPass> {
-  // PGlite's backend reports its counts to the cumulative statistics only when asked: the flag
-  // makes the next statement's end report them, so the read below sees every change so far.
-  await sql`select pg_stat_force_next_flush()`.execute(db);
+/**
+ * One pass. `stopping`: asked before each table, so a shutdown waits for at most the table in hand.
+ */
+export async function embeddedUpkeepPass(db: Db, stopping: () => boolean = () => false): Promise<UpkeepPass> {
+  const raw = db.withoutPlugins();
+  // PGlite's backend reports its counts to the cumulative statistics only when asked: with the
+  // flag set, this statement's end reports them, so the read below sees every change so far.
+  await sql`select pg_stat_force_next_flush()`.execute(raw);
   // autovacuum_vacuum_threshold 50, _scale_factor 0.2; _insert_threshold 1000, _insert_scale_factor 0.2;
-  // autovacuum_analyze_threshold 50, _scale_factor 0.1 (PostgreSQL's defaults).
-  const due = await sql<TableCounts>`select relname as name,
-        (n_dead_tup > 50 + 0.2 * n_live_tup or n_ins_since_vacuum > 1000 + 0.2 * n_live_tup) as vacuum,
-        n_mod_since_analyze > 50 + 0.1 * n_live_tup as analyze
-      from pg_stat_user_tables
-      where schemaname = 'public'
-        and (n_dead_tup > 50 + 0.2 * n_live_tup or n_ins_since_vacuum > 1000 + 0.2 * n_live_tup or n_mod_since_analyze > 50 + 0.1 * n_live_tup)
-      order by relname`.execute(db.withoutPlugins());
+  // autovacuum_freeze_max_age 200,000,000; autovacuum_analyze_threshold 50, _scale_factor 0.1 (PostgreSQL's defaults).
+  const due = await sql<TableCounts>`select name, "vacuum", "analyze" from (
+        select s.relname as name,
+          (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+            or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
+            or age(c.relfrozenxid) > 200000000) as "vacuum",
+          s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) as "analyze"
+        from pg_stat_user_tables s
+        join pg_class c on c.oid = s.relid
+        where s.schemaname = 'public') as counts
+      where "vacuum" or "analyze"
+      order by name`.execute(raw);
   const done: UpkeepPass = { vacuumed: [], analyzed: [] };
   for (const table of due.rows) {
+    if (stopping()) break;
     // VACUUM cannot run inside a transaction: each is a statement of its own.
     if (table.vacuum) {
-      await sql`vacuum (analyze) ${sql.table(table.name)}`.execute(db);
+      await sql`vacuum (analyze) ${sql.id('public', table.name)}`.execute(raw);
       done.vacuumed.push(table.name);
     } else {
-      await sql`analyze ${sql.table(table.name)}`.execute(db);
+      await sql`analyze ${sql.id('public', table.name)}`.execute(raw);
       done.analyzed.push(table.name);
     }
   }

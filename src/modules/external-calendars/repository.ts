@@ -180,7 +180,9 @@ export function createExternalCalendarRepository(db: Db) {
             'in',
             selectFrom('externalCalendarConnections')
               .select(['companyId', 'id'])
-              .where('status', '=', 'connected')
+              // A literal, not a parameter: external_calendar_connections_due_idx is partial
+              // (where status = 'connected'), and a generic plan can use it only when the text says so.
+              .where('status', '=', sql.lit('connected'))
               .where('nextSyncAt', '<=', now)
               .where((w) => w.or([w('syncClaimedAt', 'is', null), w('syncClaimedAt', '<', staleBefore)]))
               .orderBy('nextSyncAt')

@@ -353,7 +353,9 @@ export function createMigrationJobRepository(db: Db) {
         const stale = await trx
           .selectFrom('migrationJobs')
           .select(['companyId', 'id'])
-          .where('status', '=', 'running')
+          // A literal, not a parameter: migration_jobs_lease_idx is partial (where status = 'running'),
+          // and a generic plan can use it only when the text says so.
+          .where('status', '=', sql.lit('running'))
           // <=: a job released at `now` (shutdown) is taken up in the same millisecond.
           .where('leaseUntil', '<=', new Date(now))
           .orderBy('leaseUntil')

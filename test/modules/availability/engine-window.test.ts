@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { createAvailabilityRepository } from '../../../src/modules/availability/repository.js';
 import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
@@ -87,101 +86,3 @@ describe('engineWindow packed times', () => {
   });
 });
 
-/** The statements `run` sends (text and values), as node-postgres is given them (both databases go through it). */
-async function statementsOf(run: () => Promise<unknown>): Promise<Array<{ text: string; values: unknown[] }>> {
-  const sent: Array<{ text: string; values: unknown[] }> = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first, second] = args as [unknown, unknown];
-    if (typeof first === 'string') sent.push({ text: first, values: (second as unknown[]) ?? [] });
-    else if (first && typeof (first as { text?: unknown }).text === 'string') {
-      const config = first as { text: string; values?: unknown[] };
-      sent.push({ text: config.text, values: config.values ?? [] });
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-  return sent;
-}
-
-/** A value as an SQL literal, for EXECUTE of a PREPAREd statement (uuids, times, numbers and arrays of uuids here). */
-function literal(value: unknown): string {
-  const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
-  if (value === null || value === undefined) return 'null';
-  if (value instanceof Date) return quoted(value.toISOString());
-  if (Array.isArray(value)) return quoted(`{${value.map((item) => `"${String(item)}"`).join(',')}}`);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  return quoted(String(value));
-}
-
-/** The index names in a plan (EXPLAIN's JSON format; a bitmap index scan names no relation, so only the index). */
-function indexesOf(plan: unknown): string[] {
-  const found: string[] = [];
-  const walk = (node: unknown) => {
-    if (!node || typeof node !== 'object') return;
-    const record = node as Record<string, unknown>;
-    if (typeof record['Index Name'] === 'string') found.push(record['Index Name']);
-    for (const value of Object.values(record)) (Array.isArray(value) ? value : [value]).forEach(walk);
-  };
-  walk(plan);
-  return found;
-}
-
-// The status rules are written into statements as literals (availability/status-filter.ts) so that
-// a prepared statement's generic plan, which PostgreSQL switches to after five runs when it looks
-// no dearer, can still use the partial busy index (`where status in ('IN', 'RS', 'BK')`). With
-// the statuses as parameters, a booking's check read every appointment row of the company.
-describe('generic plans use the partial busy-time index', () => {
-  test('engineWindow and busyAppointmentsOfResources read appointment_resources through appointment_resources_busy_idx', async () => {
-    const db = context.database.db;
-    const { companyId } = tenant;
-    const repository = createAvailabilityRepository(db);
-    const window = { from: new Date('2031-05-01T00:00:00Z'), to: new Date('2031-05-08T00:00:00Z'), now: new Date('2031-04-01T00:00:00Z') };
-    const statements = await statementsOf(async () => {
-      await repository.engineWindow(companyId, {
-        scope: { locationIds: [at.locationId], resourceIds: at.resourceIds, serviceIds: [at.serviceId] },
-        ...window,
-        fromDate: '2031-05-01',
-        toDate: '2031-05-07',
-        dailyLimits: false,
-      });
-      await repository.busyAppointmentsOfResources(companyId, at.resourceIds, window);
-    });
-    const reads = statements.filter((statement) => statement.text.includes('appointment_resources'));
-    assert.equal(reads.length, 2);
-    // A year of the company's appointments outside the window, and the table's statistics: the
-    // planner then weighs reading all of them (the company's primary key) against the window's
-    // (the busy index), as on a server, instead of two near-empty paths whose costs tie.
-    await sql`with made as (
-        insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding)
-        select ${companyId}::uuid, gen_random_uuid(), ${at.locationId}::uuid, ${at.serviceId}::uuid, 'BK', t, t + interval '30 minutes', 30, 0
-        from generate_series(timestamptz '2032-01-01 09:00+00', timestamptz '2032-12-31 09:00+00', interval '3 hours') as t
-        returning id, start_time, end_time)
-      insert into appointment_resources (company_id, appointment_id, resource_id, start_time, end_time, status, service_id, duration, padding)
-      select ${companyId}::uuid, made.id, ${at.resourceIds[0]!}::uuid, made.start_time, made.end_time, 'BK', ${at.serviceId}::uuid, 30, 0 from made`.execute(db);
-    await sql`analyze appointments`.execute(db);
-    await sql`analyze appointment_resources`.execute(db);
-    await db.connection().execute(async (connection) => {
-      // The generic plan, and no sequential scan to fall back on: only an index can read the table.
-      await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
-      await sql`set enable_seqscan = off`.execute(connection);
-      try {
-        for (const [i, statement] of reads.entries()) {
-          await sql.raw(`prepare generic_${i} as ${statement.text}`).execute(connection);
-          const explained = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute generic_${i}(${statement.values.map(literal).join(', ')})`).execute(connection);
-          await sql.raw(`deallocate generic_${i}`).execute(connection);
-          const plan = explained.rows[0]!['QUERY PLAN'];
-          const indexes = indexesOf(typeof plan === 'string' ? JSON.parse(plan) : plan).filter((name) => name.startsWith('appointment_resources_'));
-          assert.deepEqual(indexes, ['appointment_resources_busy_idx'], `statement ${i}: ${JSON.stringify(indexes)}`);
-        }
-      } finally {
-        await sql`reset plan_cache_mode`.execute(connection);
-        await sql`reset enable_seqscan`.execute(connection);
-      }
-    });
-  });
-});

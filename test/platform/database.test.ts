@@ -230,6 +230,30 @@ describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuu
       await database.close();
     }
   });
+
+  test('the counts start again at every start (PGlite keeps them in memory): a table filled but never analyzed is analyzed', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'slotwise-upkeep-'));
+    try {
+      const first = await openDatabase({ dataDir });
+      try {
+        await sql`create table filled (id int primary key)`.execute(first.db);
+        await sql`insert into filled select g from generate_series(1, 3000) as g`.execute(first.db);
+      } finally {
+        await first.close();
+      }
+      const reopened = await openDatabase({ dataDir });
+      try {
+        const counts = await sql<{ inserted: number }>`select n_ins_since_vacuum as inserted from pg_stat_user_tables where relname = 'filled'`.execute(reopened.db);
+        assert.equal(Number(counts.rows[0]?.inserted ?? 0), 0, 'the inserts before the restart are not counted');
+        assert.deepEqual(await embeddedUpkeepPass(reopened.db), { vacuumed: [], analyzed: ['filled'] });
+        assert.deepEqual(await embeddedUpkeepPass(reopened.db), { vacuumed: [], analyzed: [] });
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('column types', () => {

@@ -13,7 +13,10 @@
  * of its last VACUUM or ANALYZE (pg_class.reltuples; none yet counts as 0): VACUUM when the dead
  * rows pass 50 + 20 % of it, the rows inserted since the last vacuum pass 1,000 + 20 %, or the
  * table's oldest unfrozen transaction is more than 200 million old (the wraparound guard);
- * ANALYZE when the rows changed since the last analyze pass 50 + 10 %. (PostgreSQL 18's cap on
+ * ANALYZE when the rows changed since the last analyze pass 50 + 10 %, or when the table holds
+ * rows but was never analyzed. PGlite keeps the counts in memory only, so they start again at
+ * every start, and changes made before a restart are not counted: the last rule catches a table
+ * filled before one without ever crossing a threshold. (PostgreSQL 18's cap on
  * the vacuum threshold for very large tables is left out: an embedded database is small.) A server
  * runs these itself (autovacuum), so this runs only on the embedded database. It shares the
  * embedded database's one connection with the requests, like every other statement: a pass that
@@ -49,7 +52,8 @@ export async function embeddedUpkeepPass(db: Db, stopping: () => boolean = () =>
           (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
             or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
             or age(c.relfrozenxid) > 200000000) as "vacuum",
-          s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) as "analyze"
+          (s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+            or (c.reltuples < 0 and pg_relation_size(c.oid) > 0)) as "analyze"
         from pg_stat_user_tables s
         join pg_class c on c.oid = s.relid
         where s.schemaname = 'public') as counts

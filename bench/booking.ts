@@ -34,8 +34,7 @@ import { loadConfig } from '../src/platform/config.js';
 import { openDatabase } from '../src/platform/database/index.js';
 import type { DatabaseHandle, Db } from '../src/platform/database/index.js';
 import { migrate } from '../src/platform/database/migrate.js';
-import { embeddedUpkeepPass } from '../src/platform/database/embedded-upkeep.js';
-import { startOutboxWorker } from '../src/platform/outbox/worker.js';
+import { startEmbeddedUpkeep } from '../src/platform/database/embedded-upkeep.js';
 import { resolveSecrets } from '../src/platform/secrets.js';
 import { createTokenService } from '../src/platform/auth/tokens.js';
 
@@ -404,18 +403,8 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     if (database.kind === 'postgres') await sql`vacuum (analyze) appointments, appointment_resources, outbox_events`.execute(database.db);
   };
   // Started after the one-client phase, whose exchanges per booking it would otherwise add to.
-  const startEmbeddedUpkeep = () =>
-    database.kind === 'pglite' && config.embeddedUpkeepSeconds > 0
-      ? startOutboxWorker({
-          pollMs: config.embeddedUpkeepSeconds * 1000,
-          pass: async () => {
-            await embeddedUpkeepPass(database.db);
-            return { reminders: 0, events: 0 };
-          },
-          onError: (error) => problem(label, 'embedded upkeep', 0, String(error)),
-        })
-      : undefined;
-  let embeddedUpkeep: ReturnType<typeof startEmbeddedUpkeep>;
+  const startUpkeep = () => startEmbeddedUpkeep(database, { seconds: config.embeddedUpkeepSeconds, onError: (error) => problem(label, 'embedded upkeep', 0, String(error)) });
+  let embeddedUpkeep: ReturnType<typeof startUpkeep>;
 
   try {
     /** Direct bookings on distinct free slots; every answer must be a 201. */
@@ -446,7 +435,7 @@ async function bench(label: string, database: DatabaseHandle, admin: pg.Client |
     );
 
     await autovacuumsPart();
-    embeddedUpkeep = startEmbeddedUpkeep();
+    embeddedUpkeep = startUpkeep();
     const stopDirect = sampler(database, admin, databaseName);
     const direct = await directRun(c.direct, CLIENTS, `direct, ${CLIENTS} clients`);
     const directWaits = await stopDirect();

@@ -6,7 +6,7 @@ import type { DatabaseHandle } from './platform/database/index.js';
 import { migrate } from './platform/database/migrate.js';
 import { resolveSecrets } from './platform/secrets.js';
 import { startOutboxWorker } from './platform/outbox/worker.js';
-import { embeddedUpkeepPass } from './platform/database/embedded-upkeep.js';
+import { startEmbeddedUpkeep } from './platform/database/embedded-upkeep.js';
 import { createRedisClient } from './platform/redis.js';
 import { DataDirLockedError } from './platform/database/data-dir-lock.js';
 import { isDatabaseUnavailable } from './platform/database/errors.js';
@@ -129,20 +129,15 @@ async function main() {
 
   // The embedded database has no autovacuum: the instance checks its tables by autovacuum's rules
   // (whatever WORKER_ENABLED says: it is the database's upkeep, not the outbox's work).
-  const upkeepWorker =
-    database.kind === 'pglite' && config.embeddedUpkeepSeconds > 0
-      ? startOutboxWorker({
-          pollMs: config.embeddedUpkeepSeconds * 1000,
-          pass: async () => {
-            // A shutdown waits for the table in hand at most, not the rest of the pass.
-            const done = await embeddedUpkeepPass(database.db, () => draining);
-            if (done.vacuumed.length + done.analyzed.length > 0) app.log.info(done, 'embedded database upkeep: tables vacuumed and analyzed');
-            // Never "busy": the next pass waits its interval (a table just done is under the thresholds).
-            return { reminders: 0, events: 0 };
-          },
-          onError: (error) => app.log.error({ err: error }, 'embedded database upkeep failed'),
-        })
-      : undefined;
+  const upkeepWorker = startEmbeddedUpkeep(database, {
+    seconds: config.embeddedUpkeepSeconds,
+    // A shutdown waits for the table in hand at most, not the rest of the pass.
+    stopping: () => draining,
+    onPass: (done) => {
+      if (done.vacuumed.length + done.analyzed.length > 0) app.log.info(done, 'embedded database upkeep: tables vacuumed and analyzed');
+    },
+    onError: (error) => app.log.error({ err: error }, 'embedded database upkeep failed'),
+  });
 
   // Graceful shutdown: fail readiness, stop accepting, let requests in flight finish, close the
   // database. A second signal, or the grace period running out, ends the process at once.

@@ -1,34 +1,8 @@
-// What the planner makes of the statements the app sends: capture them as node-postgres is given
-// them (both databases go through it), then ask for a prepared statement's generic plan.
+// What the planner makes of the statements the app sends (captured with statementsDuring,
+// test/helpers/queries.ts): a prepared statement's generic plan.
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Db } from '../../src/platform/database/index.js';
-
-export interface SentStatement {
-  text: string;
-  values: unknown[];
-}
-
-/** The statements `run` sends, in order (text and values). */
-export async function statementsOf(run: () => Promise<unknown>): Promise<SentStatement[]> {
-  const sent: SentStatement[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first, second] = args as [unknown, unknown];
-    if (typeof first === 'string') sent.push({ text: first, values: (second as unknown[]) ?? [] });
-    else if (first && typeof (first as { text?: unknown }).text === 'string') {
-      const config = first as { text: string; values?: unknown[] };
-      sent.push({ text: config.text, values: config.values ?? [] });
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-  return sent;
-}
+import type { SentStatement } from './queries.js';
 
 /** A value as an SQL literal, for EXECUTE of a PREPAREd statement (uuids, times, numbers, text and arrays of them). */
 function literal(value: unknown): string {

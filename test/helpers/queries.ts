@@ -1,16 +1,26 @@
 import pg from 'pg';
 
+/** A statement as node-postgres was given it. */
+export interface SentStatement {
+  text: string;
+  values: unknown[];
+}
+
 /**
- * The calls of node-postgres's Client.query while `work` runs, as their SQL text: each is one
+ * The calls of node-postgres's Client.query while `work` runs, with their values: each is one
  * exchange with the database (a statement, perhaps with its transaction's begin or commit riding
  * along, src/platform/database/transaction-control.ts). Both databases run through node-postgres.
  */
-export async function queriesDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
+export async function statementsDuring(work: () => Promise<unknown>): Promise<SentStatement[]> {
+  const sent: SentStatement[] = [];
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first] = args;
-    sent.push(typeof first === 'string' ? first : String((first as { text?: unknown } | null)?.text ?? ''));
+    const [first, second] = args;
+    if (typeof first === 'string') sent.push({ text: first, values: Array.isArray(second) ? second : [] });
+    else {
+      const config = first as { text?: unknown; values?: unknown[] } | null;
+      sent.push({ text: String(config?.text ?? ''), values: config?.values ?? [] });
+    }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
@@ -19,4 +29,9 @@ export async function queriesDuring(work: () => Promise<unknown>): Promise<strin
     pg.Client.prototype.query = original;
   }
   return sent;
+}
+
+/** The SQL text of those calls (statementsDuring). */
+export async function queriesDuring(work: () => Promise<unknown>): Promise<string[]> {
+  return (await statementsDuring(work)).map((statement) => statement.text);
 }

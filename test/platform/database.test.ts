@@ -12,7 +12,8 @@ import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { migrate } from '../../src/platform/database/migrate.js';
-import { embeddedUpkeepPass } from '../../src/platform/database/embedded-upkeep.js';
+import { embeddedUpkeepPass, startEmbeddedUpkeep } from '../../src/platform/database/embedded-upkeep.js';
+import type { UpkeepPass } from '../../src/platform/database/embedded-upkeep.js';
 import { resolveSecrets } from '../../src/platform/secrets.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -226,6 +227,32 @@ describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuu
       await sql`update grown set note = 'once more'`.execute(db);
       assert.deepEqual(await embeddedUpkeepPass(db, () => true), { vacuumed: [], analyzed: [] });
       assert.deepEqual(await embeddedUpkeepPass(db), { vacuumed: ['grown', 'quiet'], analyzed: [] });
+    } finally {
+      await database.close();
+    }
+  });
+
+  test('the loop (server.ts starts it): a pass right away on the embedded database; none on a server, none when the interval is 0', async () => {
+    const noop = () => {};
+    assert.equal(startEmbeddedUpkeep({ kind: 'postgres', db: undefined as never }, { seconds: 10, onError: noop }), undefined, 'a server has autovacuum');
+    const database = await openDatabase({});
+    try {
+      assert.equal(startEmbeddedUpkeep(database, { seconds: 0, onError: noop }), undefined, '0 turns it off');
+      await sql`create table looped (id int primary key)`.execute(database.db);
+      await sql`insert into looped select g from generate_series(1, 1500) as g`.execute(database.db);
+      const errors: unknown[] = [];
+      const first = new Promise<UpkeepPass>((resolve) => {
+        const loop = startEmbeddedUpkeep(database, {
+          seconds: 3600,
+          onPass: (done) => {
+            resolve(done);
+            void loop?.stop();
+          },
+          onError: (error) => errors.push(error),
+        });
+      });
+      assert.deepEqual(await first, { vacuumed: ['looped'], analyzed: [] });
+      assert.deepEqual(errors, []);
     } finally {
       await database.close();
     }

@@ -8,6 +8,7 @@ test('the wait doubles from the poll interval with each failed pass, up to MAX_B
   assert.deepEqual([1, 2, 3, 4].map((n) => backoffMs(1000, n)), [2000, 4000, 8000, MAX_BACKOFF_MS]);
   assert.equal(backoffMs(50, 1), 100);
   assert.equal(backoffMs(1000, 1000), MAX_BACKOFF_MS, 'no overflow however long the outage');
+  assert.equal(backoffMs(60_000, 3), 60_000, 'a loop slower than the cap is never retried sooner than its interval');
 });
 
 test('a failing pass is retried after the backoff, not at once, and kick() does not cut it short', async (t) => {

@@ -13,7 +13,8 @@ import { createExternalCalendarRepository } from '../../src/modules/external-cal
 import { createMigrationJobRepository } from '../../src/modules/migration/repository.js';
 import { createTestContext } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
-import { genericPlanIndexes, statementsOf } from '../helpers/plans.js';
+import { genericPlanIndexes } from '../helpers/plans.js';
+import { statementsDuring } from '../helpers/queries.js';
 import type { Bookable, TenantFixture } from '../helpers/world.js';
 
 let context: TestContext;
@@ -45,7 +46,7 @@ describe('generic plans use the partial indexes', () => {
 
     const repository = createAvailabilityRepository(db);
     const window = { from: new Date('2031-05-01T00:00:00Z'), to: new Date('2031-05-08T00:00:00Z'), now: new Date('2031-04-01T00:00:00Z') };
-    const [engineWindow, dailyLimits, busy] = await statementsOf(async () => {
+    const [engineWindow, dailyLimits, busy] = await statementsDuring(async () => {
       for (const limits of [false, true]) {
         await repository.engineWindow(companyId, {
           scope: { locationIds: [at.locationId], resourceIds: at.resourceIds, serviceIds: [at.serviceId] },
@@ -68,12 +69,12 @@ describe('generic plans use the partial indexes', () => {
   test('the workers\' claims: external_calendar_connections_due_idx and migration_jobs_lease_idx', async () => {
     const db = context.database.db;
     const now = new Date();
-    const [claimSyncs] = await statementsOf(() =>
+    const [claimSyncs] = await statementsDuring(() =>
       createExternalCalendarRepository(db).claimDueSyncs({ now, staleBefore: new Date(now.getTime() - 60_000), instanceId: 'plans-test', limit: 5 }),
     );
     assert.ok((await genericPlanIndexes(db, claimSyncs!)).includes('external_calendar_connections_due_idx'), 'the due syncs\' claim');
     // The stale job's claim is a transaction: its first statement after begin finds the job.
-    const claim = (await statementsOf(() => createMigrationJobRepository(db).claimStale('plans-test', now.getTime(), 60_000))).find((statement) =>
+    const claim = (await statementsDuring(() => createMigrationJobRepository(db).claimStale('plans-test', now.getTime(), 60_000))).find((statement) =>
       statement.text.includes('"migration_jobs"'),
     );
     assert.ok((await genericPlanIndexes(db, claim!)).includes('migration_jobs_lease_idx'), 'the stale job\'s claim');

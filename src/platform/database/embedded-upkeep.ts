@@ -23,7 +23,9 @@
  * finds nothing to do costs two short statements.
  */
 import { sql } from 'kysely';
-import type { Db } from './index.js';
+import { startOutboxWorker } from '../outbox/worker.js';
+import type { OutboxWorker } from '../outbox/worker.js';
+import type { DatabaseHandle, Db } from './index.js';
 
 /** The tables a pass worked on. */
 export interface UpkeepPass {
@@ -72,4 +74,26 @@ export async function embeddedUpkeepPass(db: Db, stopping: () => boolean = () =>
     }
   }
   return done;
+}
+
+/**
+ * The upkeep loop of an instance (server.ts; bench:booking runs the same): a pass right away and
+ * then every `seconds`, on the embedded database only (a server has autovacuum), none when
+ * `seconds` is 0. `stopping` is handed to each pass; `onPass` hears of the tables a pass worked on.
+ */
+export function startEmbeddedUpkeep(
+  database: Pick<DatabaseHandle, 'kind' | 'db'>,
+  options: { seconds: number; stopping?: () => boolean; onPass?: (done: UpkeepPass) => void; onError: (error: unknown) => void },
+): OutboxWorker | undefined {
+  if (database.kind !== 'pglite' || options.seconds <= 0) return undefined;
+  return startOutboxWorker({
+    pollMs: options.seconds * 1000,
+    pass: async () => {
+      const done = await embeddedUpkeepPass(database.db, options.stopping);
+      options.onPass?.(done);
+      // Never "busy": the next pass waits its interval (a table just done is under the thresholds).
+      return { reminders: 0, events: 0 };
+    },
+    onError: options.onError,
+  });
 }

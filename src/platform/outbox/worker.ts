@@ -11,9 +11,13 @@ export interface OutboxWorker {
 
 export const MAX_BACKOFF_MS = 10_000;
 
-/** The wait after `failures` failed passes in a row: pollMs doubled each time, at most MAX_BACKOFF_MS. */
+/**
+ * The wait after `failures` failed passes in a row: pollMs doubled each time, at most
+ * MAX_BACKOFF_MS, and never less than pollMs itself (a loop that passes once an hour, like a
+ * long EMBEDDED_UPKEEP_SECONDS, is not retried every 10 s when it fails).
+ */
 export function backoffMs(pollMs: number, failures: number): number {
-  return Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 20));
+  return Math.min(Math.max(MAX_BACKOFF_MS, pollMs), pollMs * 2 ** Math.min(failures, 20));
 }
 
 export function startOutboxWorker(options: {

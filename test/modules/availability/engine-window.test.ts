@@ -85,4 +85,3 @@ describe('engineWindow packed times', () => {
     assert.ok(expected.some((t) => t.start === Date.parse('2031-03-09T22:59:59.999Z')));
   });
 });
-

@@ -46,7 +46,7 @@ describe('generic plans use the partial indexes', () => {
 
     const repository = createAvailabilityRepository(db);
     const window = { from: new Date('2031-05-01T00:00:00Z'), to: new Date('2031-05-08T00:00:00Z'), now: new Date('2031-04-01T00:00:00Z') };
-    const [engineWindow, dailyLimits, busy] = await statementsDuring(async () => {
+    const [engineWindow, dailyLimits, busy, catalog] = await statementsDuring(async () => {
       for (const limits of [false, true]) {
         await repository.engineWindow(companyId, {
           scope: { locationIds: [at.locationId], resourceIds: at.resourceIds, serviceIds: [at.serviceId] },
@@ -57,13 +57,17 @@ describe('generic plans use the partial indexes', () => {
         });
       }
       await repository.busyAppointmentsOfResources(companyId, at.resourceIds, window);
+      // A booking's catalog read, which carries the pre-lock busy check of named resources.
+      const slot = { start: window.from, end: new Date(window.from.getTime() + 3_600_000), now: window.now };
+      await repository.target(companyId, { locationId: at.locationId, serviceId: at.serviceId, resourceIds: at.resourceIds, customerId: null, slot });
     });
     const on = (table: string, indexes: string[]) => indexes.filter((name) => name.startsWith(`${table}_`));
     assert.deepEqual(on('appointment_resources', await genericPlanIndexes(db, engineWindow!)), ['appointment_resources_busy_idx'], 'the engine window');
     // (Its service bookings part may read appointments through appointments_time_idx, which is not
     // partial: with one service, the planner finds it as good as appointments_service_day_idx.)
     assert.deepEqual(on('appointment_resources', await genericPlanIndexes(db, dailyLimits!)), ['appointment_resources_busy_idx'], 'the engine window with daily limits');
-    assert.deepEqual(on('appointment_resources', await genericPlanIndexes(db, busy!)), ['appointment_resources_busy_idx'], 'the pre-lock busy check');
+    assert.deepEqual(on('appointment_resources', await genericPlanIndexes(db, busy!)), ['appointment_resources_busy_idx'], 'the pre-lock busy check of a pool');
+    assert.deepEqual(on('appointment_resources', await genericPlanIndexes(db, catalog!)), ['appointment_resources_busy_idx'], 'the pre-lock busy check with the catalog read');
   });
 
   test('the workers\' claims: external_calendar_connections_due_idx and migration_jobs_lease_idx', async () => {

@@ -135,6 +135,7 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
       checkLeadTime: true,
       now,
       customerIdLocation: request.body.CustomerId === undefined && query.CustomerId !== undefined ? 'query' : 'body',
+      readCommittedBusy: true,
     });
     const { prepared } = slot;
     const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;

@@ -11,6 +11,7 @@ import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
 import type { PreparedSearch, ServiceRow, TargetRequest } from '../availability/target.js';
 import type { AppointmentRow } from './repository.js';
+import type { BusyAppointmentRow } from '../availability/repository.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
 import type { SlotRequest } from './schemas.js';
@@ -33,6 +34,8 @@ export interface SlotPreparation {
   /** The resources when the body names none (the stored appointment's). */
   defaultResourceIds?: string[];
   customerIdLocation?: ErrorLocation;
+  /** Read the named resources' committed busy time with the target, for committedFull (new bookings and holds). */
+  readCommittedBusy?: boolean;
 }
 
 /** A slot that passed every check that needs no lock. */
@@ -45,6 +48,8 @@ export interface PreparedSlot {
   endMs: number;
   /** The slot's local date in the location's zone. */
   date: string;
+  /** The named resources' committed busy rows that the slot reaches, when read with the target (readCommittedBusy). */
+  committedBusy?: BusyAppointmentRow[] | undefined;
 }
 
 export interface SlotCheck {
@@ -77,6 +82,15 @@ function slotTimes(service: ServiceRow, body: SlotRequest, options: { checkLeadT
   return { startMs, endMs, duration };
 }
 
+/** The body's times for the target statement's busy read, when both are valid times (slotTimes judges them after). */
+function requestedSlot(body: SlotRequest, now: number): { start: Date; end: Date; now: Date } | undefined {
+  if (!body.Unavailability) return undefined;
+  const start = Date.parse(body.Unavailability.startTime);
+  const end = Date.parse(body.Unavailability.endTime);
+  if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return undefined;
+  return { start: new Date(start), end: new Date(end), now: new Date(now) };
+}
+
 /** How the service's roundRobin takes the resources: named ones, or none named. */
 function bookingMode(roundRobin: RoundRobin, named: boolean): BookingMode {
   const pool = roundRobin === 'RANDOM' || roundRobin === 'BALANCED';
@@ -93,16 +107,17 @@ function bookingMode(roundRobin: RoundRobin, named: boolean): BookingMode {
  * passes may still be refused inside the transaction (limits, blocks); never the other way round.
  * Allocation services take their capacity from the allocation: left to the full check.
  */
-async function committedFull(reads: Pick<BookingReads, 'activeAppointmentsOfResources'>, companyId: string, slot: PreparedSlot, now: number): Promise<boolean> {
+async function committedFull(reads: Pick<BookingReads, 'busyAppointmentsOfResources'>, companyId: string, slot: PreparedSlot, now: number): Promise<boolean> {
   const { service, resources } = slot.prepared;
   if (service.availabilityType === 'allocation' || resources.length === 0) return false;
   const occupiedUntil = slot.endMs + service.padding * 60_000;
   const window = { from: new Date(slot.startMs), to: new Date(occupiedUntil), now: new Date(now) };
-  const rows = await reads.activeAppointmentsOfResources(companyId, resources.map((r) => r.id), window);
+  // Read with the target when the resources were named (one exchange fewer), else now.
+  const rows = slot.committedBusy ?? (await reads.busyAppointmentsOfResources(companyId, resources.map((r) => r.id), window));
   const byResource = new Map<string, ActiveAppointment[]>();
   for (const row of rows) {
     const list = byResource.get(row.resourceId) ?? [];
-    list.push({ id: row.id, serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.startTime.getTime(), end: row.endTime.getTime() });
+    list.push({ id: row.id, serviceId: row.serviceId, resourceIds: [row.resourceId], padding: row.padding, start: row.start, end: row.end });
     byResource.set(row.resourceId, list);
   }
   const full = (resourceId: string) => {
@@ -133,6 +148,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       location: 'body',
       ...(request.customerIdLocation ? { customerIdLocation: request.customerIdLocation } : {}),
       ...(ids.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
+      ...(request.readCommittedBusy ? { slot: requestedSlot(body, request.now) } : {}),
     };
     const target = await loadTarget(db, committed, companyId, targetRequest, principal);
     const { location, service } = target;
@@ -151,7 +167,9 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     const zone = location.timezoneName;
     const date = DateTime.fromMillis(startMs, { zone }).toISODate()!;
     const prepared: PreparedSearch = { location, service, resources: candidates, zone, endDate: date, duration };
-    return { prepared, mode, roundRobin, startMs, endMs, date };
+    // Read for the times slotTimes accepted: the named resources, which are the candidates.
+    const committedBusy = named && target.committedBusy && targetRequest.slot?.start.getTime() === startMs && targetRequest.slot.end.getTime() === endMs ? target.committedBusy : undefined;
+    return { prepared, mode, roundRobin, startMs, endMs, date, committedBusy };
   }
 
   /** The stored slot of an appointment, re-validated (reserve, book): same time, same resources. */

@@ -11,7 +11,7 @@ import type { PreparedSearch } from './target.js';
 /** The reads loadEngineInputs makes. */
 export type EngineReads = Pick<
   AvailabilityRepository,
-  'engineWindow' | 'activeAppointmentsOfResources' | 'allocations'
+  'engineWindow' | 'busyAppointmentsOfResources' | 'allocations'
 >;
 
 export interface EngineInputRequest {

@@ -36,6 +36,12 @@ export interface TargetIds {
   serviceId: string;
   resourceIds: string[];
   customerId: string | null;
+  /**
+   * A booking's slot: when given with named resources, the busy time of those resources that the
+   * slot and the service's padding reach (`committedBusy`) comes back in the same statement, for
+   * the committed-occupancy check before the locks (appointments/slot.ts, committedFull).
+   */
+  slot?: { start: Date; end: Date; now: Date } | undefined;
 }
 
 // Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
@@ -65,7 +71,7 @@ const bookableResourcesQuery = (db: Db, companyId: string, locationId: string, s
  * check rides along (platform/auth/credential-check.ts).
  */
 const targetStatement = reusableQuery(
-  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean }, value) => {
+  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean; busy: boolean }, value) => {
     const companyId = value<string>('companyId');
     const locationId = value<string>('locationId');
     const serviceId = value<string>('serviceId');
@@ -95,14 +101,35 @@ const targetStatement = reusableQuery(
               .as('liveCustomer')
           : sql<boolean | null>`null`.as('liveCustomer'),
         (shape.credential ? machineContextColumn(companyId, value<string>('clientId')) : sql<MachineContext | null>`null`).as('machineContext'),
+        (shape.busy ? slotBusyColumn(companyId, value<string[]>('resourceIds'), value<Date>('slotStart'), value<Date>('slotEnd'), value<Date>('now')) : sql<BusyAppointmentRow[] | null>`null`).as(
+          'committedBusy',
+        ),
       ])
       .where('s.companyId', '=', companyId)
       .where('s.id', '=', serviceId)
       .where('s.archivedAt', 'is', null)
       .compile();
   },
-  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}`,
+  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}:${shape.busy}`,
 );
+
+/**
+ * The named resources' busy rows that a booking's slot reaches, as one json column of the target
+ * statement: the rows busyAppointmentsOfResources reads for [start, end + the service's padding),
+ * with the padding taken from the service row the statement reads (`s`), so the pre-lock check
+ * costs no exchange of its own (issue 18).
+ */
+function slotBusyColumn(companyId: string, resourceIds: string[], start: Date, end: Date, now: Date) {
+  const to = sql`(${end}::timestamptz + ${sql.ref('s.padding')} * interval '1 minute')`;
+  const bounds: BusyBounds = {
+    to,
+    now,
+    startsAfter: sql`(${start}::timestamptz - ${sql.lit(`${MAX_APPOINTMENT_REACH_MS} milliseconds`)}::interval)`,
+    endsAfter: sql`(${start}::timestamptz - interval '1 day')`,
+    excludeIds: undefined,
+  };
+  return sql<BusyAppointmentRow[] | null>`${jsonRows(busyRowsSelect(companyId, resourceIds, bounds))}`;
+}
 
 /** The location, the service and the resources a search or a booking is about. */
 function catalogReads(db: Db) {
@@ -137,15 +164,35 @@ function catalogReads(db: Db) {
      * check rides along (platform/auth/credential-check.ts); its context comes back as `machineContext`.
      */
     async target(companyId: string, ids: TargetIds, credentialOf: string | null = null) {
-      const { customerId } = ids;
+      const { customerId, slot } = ids;
+      const resources = ids.resourceIds.length > 0;
       const [row] = await targetStatement(
         db,
-        { resources: ids.resourceIds.length > 0, customer: customerId !== null, credential: credentialOf !== null },
-        { companyId, locationId: ids.locationId, serviceId: ids.serviceId, resourceIds: ids.resourceIds, customerId, clientId: credentialOf },
+        { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined },
+        {
+          companyId,
+          locationId: ids.locationId,
+          serviceId: ids.serviceId,
+          resourceIds: ids.resourceIds,
+          customerId,
+          clientId: credentialOf,
+          slotStart: slot?.start,
+          slotEnd: slot?.end,
+          now: slot?.now,
+        },
       );
       if (!row) return undefined;
-      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, ...service } = row;
-      return { service, location: locationRow, offered, bookable: bookableRows, liveResourceIds: live.map((r) => r.id), liveCustomer, machineContext };
+      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, committedBusy, ...service } = row;
+      return {
+        service,
+        location: locationRow,
+        offered,
+        bookable: bookableRows,
+        liveResourceIds: live.map((r) => r.id),
+        liveCustomer,
+        machineContext,
+        committedBusy: committedBusy ?? undefined,
+      };
     },
 
     resourcesByIds(companyId: string, ids: string[]) {
@@ -345,10 +392,11 @@ function busyRowsFilter(companyId: string, resourceIds: string[], bounds: BusyBo
 
 /** The bounds of busyRowsFilter; `excludeIds` undefined when none are left out. */
 interface BusyBounds {
-  to: Date;
+  /** Each bound a value, or an SQL expression (slotBusyColumn's, from the service row). */
+  to: unknown;
   now: Date;
-  startsAfter: Date;
-  endsAfter: Date;
+  startsAfter: unknown;
+  endsAfter: unknown;
   excludeIds: string[] | undefined;
 }
 
@@ -364,10 +412,14 @@ function busyBounds({ from, to, now, excludeIds = [] }: AppointmentWindow): Busy
 
 /** Those rows one per resource, times in epoch milliseconds. Column names are the database's (run without the CamelCasePlugin). */
 function busyRowsQuery(companyId: string, resourceIds: string[], window: AppointmentWindow) {
+  return busyRowsSelect(companyId, resourceIds, busyBounds(window));
+}
+
+function busyRowsSelect(companyId: string, resourceIds: string[], bounds: BusyBounds) {
   return sql`select ar.appointment_id as id, ar.resource_id as "resourceId", ar.service_id as "serviceId", ar.duration, ar.padding,
-      ${epochMs('ar.start_time')} as "start", ${epochMs('ar.end_time')} as "end"
+      ar.start_ms as "start", ar.end_ms as "end"
     from appointment_resources ar
-    where ${busyRowsFilter(companyId, resourceIds, busyBounds(window))}`;
+    where ${busyRowsFilter(companyId, resourceIds, bounds)}`;
 }
 
 /**
@@ -621,12 +673,6 @@ function appointmentReads(db: Db) {
   return {
     busyAppointmentsOfResources,
     engineWindow,
-
-    /** busyAppointmentsOfResources with the times as Dates (booking's committed-occupancy check). */
-    async activeAppointmentsOfResources(companyId: string, resourceIds: string[], window: AppointmentWindow) {
-      const rows = await busyAppointmentsOfResources(companyId, resourceIds, window);
-      return rows.map(({ start, end, ...row }) => ({ ...row, startTime: new Date(start), endTime: new Date(end) }));
-    },
 
     /** Appointments that hold capacity, one row per resource, that touch any of the scopes in [from, to). */
     activeAppointmentsInScope(companyId: string, scope: Scope, { from, to, now }: Omit<AppointmentWindow, 'excludeIds'>) {

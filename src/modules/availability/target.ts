@@ -43,6 +43,8 @@ export interface TargetRequest {
   customerIdLocation?: ErrorLocation;
   /** The answer when the location or service is gone, for ids the caller did not send (a stored appointment's). */
   missing?: () => Error;
+  /** A booking's slot: the named resources' committed busy time it reaches is read along (TargetIds.slot). */
+  slot?: { start: Date; end: Date; now: Date } | undefined;
 }
 
 /**
@@ -64,6 +66,7 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     serviceId: target.ServiceId,
     resourceIds: target.ResourceIds,
     customerId: target.CustomerId ?? null,
+    slot: target.slot,
   }, pendingCredentialCheck(principal));
   // No row (the service is not a live record): the check stays pending, for the onSend hook.
   if (found) settleCredentialCheck(principal, found.machineContext);
@@ -83,7 +86,7 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     // Throws the 400 naming each id; passes only when the records came back since the read.
     await assertOwned(db, companyId, others);
   }
-  return { location, service, offered, bookable };
+  return { location, service, offered, bookable, committedBusy: found.committedBusy };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { AppointmentsTable } from '../../platform/database/schema.js';
 import { validationError } from '../../platform/errors.js';
@@ -21,9 +21,15 @@ import type { SlotRequest, UpdateRequest } from './schemas.js';
 /** Reschedule (a new slot) and the metadata update (notes, custom fields, the customer). */
 
 /** The replacement of a rescheduled appointment: the new slot, the body's changes, the rest kept. */
-function replacement(row: AppointmentRow, slot: PreparedSlot, fields: { id: string; body: SlotRequest; allowPaddingOverflow: boolean; ignoreExternalEvents: boolean }): Insertable<AppointmentsTable> {
+function replacement(row: AppointmentRow, slot: PreparedSlot, fields: { id: string; body: SlotRequest; allowPaddingOverflow: boolean; ignoreExternalEvents: boolean }): Selectable<AppointmentsTable> {
   const { body } = fields;
+  // Every column given, as for a new booking (new-slot.ts): the row inserted is the row answered.
+  const written = new Date();
   return {
+    createdAt: written,
+    updatedAt: written,
+    rescheduledToId: null,
+    customerUnconfirmed: false,
     companyId: row.companyId,
     id: fields.id,
     locationId: row.locationId,
@@ -42,7 +48,7 @@ function replacement(row: AppointmentRow, slot: PreparedSlot, fields: { id: stri
     rescheduledFromId: row.id,
     legacyId: body.legacyId ?? null,
     createdVia: row.createdVia,
-    ...Object.fromEntries(CUSTOM_FIELD_NAMES.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])),
+    ...(Object.fromEntries(CUSTOM_FIELD_NAMES.map((f) => [f, body[f] !== undefined ? body[f] : row[f]])) as Record<(typeof CUSTOM_FIELD_NAMES)[number], string | null>),
   };
 }
 

@@ -44,6 +44,22 @@ function resolve(date: string, time: string, zone: string): DateTime {
   return local;
 }
 
+/**
+ * The calendar date (YYYY-MM-DD) in `zone` of an instant given as epoch milliseconds, from the
+ * remembered local midnights (localToMillis) instead of a zone lookup per instant: a booking asks
+ * it for its slot, and Luxon's lookup is an Intl formatting each time (issue 18). A local date
+ * differs from the instant's UTC date by at most one day (offsets lie within ±1 day), and local
+ * date d runs from its first instant, localToMillis(d, '00:00'), to the next date's: so the date
+ * is the latest of the three whose first instant is not after the instant.
+ */
+export function localDateOfMillis(ms: number, zone: string): string {
+  const utcDate = new Date(ms).toISOString().slice(0, 10);
+  const next = addDays(utcDate, 1);
+  if (localToMillis(next, '00:00', zone) <= ms) return next;
+  if (localToMillis(utcDate, '00:00', zone) <= ms) return utcDate;
+  return addDays(utcDate, -1);
+}
+
 /** The calendar date (YYYY-MM-DD) of an instant in a zone. */
 export function localDate(instant: DateTime | Date, zone: string): string {
   const dt = instant instanceof Date ? DateTime.fromJSDate(instant) : instant;

@@ -4,7 +4,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { localDate, localDayFinder, localToInstant, localToMillis } from '../../src/domain/local-time.js';
+import fc from 'fast-check';
+import { localDate, localDateOfMillis, localDayFinder, localToInstant, localToMillis } from '../../src/domain/local-time.js';
 
 describe('localToInstant: a repeated wall-clock time is its first occurrence', () => {
   test('also when midnight itself repeats (Havana falls back from 01:00 to 00:00 on 1 November 2026)', () => {
@@ -38,5 +39,38 @@ describe('localDate', () => {
   test('the calendar date of an instant in a zone, from a Date or a DateTime', () => {
     assert.equal(localDate(new Date('2026-03-01T23:30:00Z'), 'Asia/Tokyo'), '2026-03-02');
     assert.equal(localDate(DateTime.fromISO('2026-03-02T03:00:00Z'), 'America/New_York'), '2026-03-01');
+  });
+});
+
+describe('localDateOfMillis', () => {
+  // Zones with the awkward days: a skipped midnight (Santiago, Havana), a repeated midnight
+  // (Havana), a 30-minute shift (Lord Howe), a whole day skipped (Apia, 30 December 2011), the
+  // extreme offsets (Kiritimati +14, Pago Pago -11), and plain ones.
+  const ZONES = ['UTC', 'America/New_York', 'America/Santiago', 'America/Havana', 'Australia/Lord_Howe', 'Pacific/Apia', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Kolkata', 'Europe/London'];
+
+  test('answers Luxon\'s local date for any instant in any of the zones', () => {
+    const from = Date.parse('2010-01-01T00:00:00Z');
+    const to = Date.parse('2035-12-31T00:00:00Z');
+    fc.assert(
+      fc.property(fc.constantFrom(...ZONES), fc.integer({ min: from, max: to }), (zone, ms) => {
+        assert.equal(localDateOfMillis(ms, zone), DateTime.fromMillis(ms, { zone }).toISODate());
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  test('at the first instant of a day and the one before it, across DST changes and a skipped day', () => {
+    const cases: Array<[string, string]> = [
+      ['America/Santiago', '2026-09-06'], // midnight skipped: the day starts at 01:00
+      ['America/Havana', '2026-11-01'], // midnight repeated: the day starts at the first 00:00
+      ['America/New_York', '2026-03-08'],
+      ['Australia/Lord_Howe', '2026-10-04'],
+      ['Pacific/Apia', '2011-12-31'], // 30 December 2011 did not happen there
+      ['Pacific/Kiritimati', '2026-06-01'],
+    ];
+    for (const [zone, date] of cases) {
+      const start = localToMillis(date, '00:00', zone);
+      for (const ms of [start - 1, start, start + 1]) assert.equal(localDateOfMillis(ms, zone), DateTime.fromMillis(ms, { zone }).toISODate(), `${zone} ${new Date(ms).toISOString()}`);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { localDateOfMillis } from '../../domain/local-time.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { ApiError, badRequest, fieldError, forbidden, validationError } from '../../platform/errors.js';
 import type { ErrorLocation } from '../../platform/errors.js';
@@ -165,7 +165,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       if (mode === 'pool' || candidates.some((r) => r.id !== own)) throw forbidden('A Resource-role user may book only their linked resource');
     }
     const zone = location.timezoneName;
-    const date = DateTime.fromMillis(startMs, { zone }).toISODate()!;
+    const date = localDateOfMillis(startMs, zone);
     const prepared: PreparedSearch = { location, service, resources: candidates, zone, endDate: date, duration };
     // Read for the times slotTimes accepted: the named resources, which are the candidates.
     const committedBusy = named && target.committedBusy && targetRequest.slot?.start.getTime() === startMs && targetRequest.slot.end.getTime() === endMs ? target.committedBusy : undefined;

@@ -4,7 +4,7 @@ import type { ActiveAppointment, AvailabilityInput, BusyInterval, CustomerUsage,
 import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/appointment-status.js';
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { recurrenceIntervals } from '../../domain/recurrence.js';
-import { addDays, localDate, localDayFinder, localToInstant, weekdayIndex } from '../../domain/local-time.js';
+import { addDays, localDateOfMillis, localDayFinder, localToMillis, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository, EngineWindowRows, PackedBusyRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
 
@@ -41,9 +41,10 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
     ? DateTime.fromISO(addDays(request.startDate, -1), { zone }).startOf('week').toISODate()!
     : addDays(request.startDate, -1);
   const loadToDate = balanced ? DateTime.fromISO(addDays(endDate, 1), { zone }).endOf('week').toISODate()! : addDays(endDate, 1);
-  const from = localToInstant(loadFromDate, '00:00', zone);
-  const to = localToInstant(addDays(loadToDate, 1), '00:00', zone);
-  const window = { from: from.toJSDate(), to: to.toJSDate(), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
+  // Epoch milliseconds from the remembered midnights: no zone lookup per search or booking.
+  const from = localToMillis(loadFromDate, '00:00', zone);
+  const to = localToMillis(addDays(loadToDate, 1), '00:00', zone);
+  const window = { from: new Date(from), to: new Date(to), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
   const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
 
   // One statement for the window (engineWindow); allocations, rare, only for allocation services.
@@ -93,7 +94,7 @@ type ClosedTime = Pick<EngineWindowRows, 'blocks' | 'recurring' | 'holidays'>;
 function usagePerDay(bookings: EngineWindowRows['serviceBookings'], zone: string, from: Date, to: Date) {
   // None read when the service has no daily limit (engineWindow's dailyLimits): no days to find.
   if (bookings.length === 0) return {};
-  const dayOf = localDayFinder(localDate(from, zone), localDate(to, zone), zone);
+  const dayOf = localDayFinder(localDateOfMillis(from.getTime(), zone), localDateOfMillis(to.getTime(), zone), zone);
   const usage: Record<string, { count: number; minutes: number }> = {};
   for (const booking of bookings) {
     const day = (usage[dayOf(booking.start)] ??= { count: 0, minutes: 0 });
@@ -104,21 +105,19 @@ function usagePerDay(bookings: EngineWindowRows['serviceBookings'], zone: string
 }
 
 /** Blocks, recurring blocks and holidays as busy time: on the location or the service they close every resource. */
-function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string, from: DateTime, to: DateTime): BusyInterval[] {
+function busyIntervals({ blocks, recurring, holidays }: ClosedTime, zone: string, fromMs: number, toMs: number): BusyInterval[] {
   const busy: BusyInterval[] = [];
   // Blocks on the location or the service close every resource; a resource block closes that one.
   const scopeResource = (row: { resourceId: string | null }) => row.resourceId;
   for (const block of blocks) busy.push({ resourceId: scopeResource(block), start: block.start, end: block.end });
-  const fromMs = from.toMillis();
-  const toMs = to.toMillis();
   for (const rule of recurring) {
     for (const o of recurrenceIntervals(rule, fromMs, toMs)) busy.push({ resourceId: scopeResource(rule), start: o.start, end: o.end });
   }
   for (const holiday of holidays) {
     busy.push({
       resourceId: null,
-      start: localToInstant(holiday.date, '00:00', zone).toMillis(),
-      end: localToInstant(addDays(holiday.date, 1), '00:00', zone).toMillis(),
+      start: localToMillis(holiday.date, '00:00', zone),
+      end: localToMillis(addDays(holiday.date, 1), '00:00', zone),
     });
   }
   return busy;
@@ -207,13 +206,13 @@ function allocationWindows(rows: AllocationRows, resourceId: string, zone: strin
     const weekly = rows.weekly
       .filter((w) => applies(w) && w.day === weekday)
       .map((w) => ({
-        start: localToInstant(date, w.startTime, zone).toMillis(),
-        end: localToInstant(date, w.endTime, zone).toMillis(),
+        start: localToMillis(date, w.startTime, zone),
+        end: localToMillis(date, w.endTime, zone),
         bookingsPerSlot: w.serviceId && w.resourceId ? w.bookingsPerSlot : null,
       }));
     const single = rows.single
       .filter((s) => applies(s) && s.date === date)
-      .map((s) => ({ start: localToInstant(date, s.startTime, zone).toMillis(), end: localToInstant(date, s.endTime, zone).toMillis(), bookingsPerSlot: s.bookingsPerSlot }));
+      .map((s) => ({ start: localToMillis(date, s.startTime, zone), end: localToMillis(date, s.endTime, zone), bookingsPerSlot: s.bookingsPerSlot }));
     if (single.length === 0) {
       windows.push(...weekly);
       continue;

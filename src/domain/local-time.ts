@@ -49,15 +49,33 @@ function resolve(date: string, time: string, zone: string): DateTime {
  * remembered local midnights (localToMillis) instead of a zone lookup per instant: a booking asks
  * it for its slot, and Luxon's lookup is an Intl formatting each time (issue 18). A local date
  * differs from the instant's UTC date by at most one day (offsets lie within ±1 day), and local
- * date d runs from its first instant, localToMillis(d, '00:00'), to the next date's: so the date
- * is the latest of the three whose first instant is not after the instant.
+ * date d normally runs from its first instant, localToMillis(d, '00:00'), to the next date's: so
+ * the date is the latest of the three whose first instant is not after the instant.
+ *
+ * Not so when clocks go back across midnight: St. John's went from 00:01 back to 23:01 of the
+ * day before until 2011, so after its first midnight the previous date came back for an hour. A
+ * date whose midnight happens twice is answered by Luxon itself (a review found the gap; the
+ * midnight's possible offsets are looked up once per zone and date, and remembered).
  */
 export function localDateOfMillis(ms: number, zone: string): string {
   const utcDate = new Date(ms).toISOString().slice(0, 10);
   const next = addDays(utcDate, 1);
-  if (localToMillis(next, '00:00', zone) <= ms) return next;
-  if (localToMillis(utcDate, '00:00', zone) <= ms) return utcDate;
-  return addDays(utcDate, -1);
+  const date = localToMillis(next, '00:00', zone) <= ms ? next : localToMillis(utcDate, '00:00', zone) <= ms ? utcDate : addDays(utcDate, -1);
+  return midnightRepeats(date, zone) ? DateTime.fromMillis(ms, { zone }).toISODate()! : date;
+}
+
+const repeatedMidnights = new Map<string, boolean>();
+
+/** Whether 00:00 of `date` happens twice in `zone` (clocks going back across or onto midnight), remembered. */
+function midnightRepeats(date: string, zone: string): boolean {
+  const key = `${zone}|${date}`;
+  const known = repeatedMidnights.get(key);
+  if (known !== undefined) return known;
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const repeats = DateTime.fromObject({ year, month, day, hour: 0, minute: 0 }, { zone }).getPossibleOffsets().length > 1;
+  if (repeatedMidnights.size >= MEMO_LIMIT) repeatedMidnights.clear();
+  repeatedMidnights.set(key, repeats);
+  return repeats;
 }
 
 /** The calendar date (YYYY-MM-DD) of an instant in a zone. */

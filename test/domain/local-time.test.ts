@@ -46,10 +46,10 @@ describe('localDateOfMillis', () => {
   // Zones with the awkward days: a skipped midnight (Santiago, Havana), a repeated midnight
   // (Havana), a 30-minute shift (Lord Howe), a whole day skipped (Apia, 30 December 2011), the
   // extreme offsets (Kiritimati +14, Pago Pago -11), and plain ones.
-  const ZONES = ['UTC', 'America/New_York', 'America/Santiago', 'America/Havana', 'Australia/Lord_Howe', 'Pacific/Apia', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Kolkata', 'Europe/London'];
+  const ZONES = ['UTC', 'America/New_York', 'America/Santiago', 'America/Havana', 'America/St_Johns', 'Australia/Lord_Howe', 'Pacific/Apia', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Kolkata', 'Europe/London'];
 
   test('answers Luxon\'s local date for any instant in any of the zones', () => {
-    const from = Date.parse('2010-01-01T00:00:00Z');
+    const from = Date.parse('2000-01-01T00:00:00Z');
     const to = Date.parse('2035-12-31T00:00:00Z');
     fc.assert(
       fc.property(fc.constantFrom(...ZONES), fc.integer({ min: from, max: to }), (zone, ms) => {
@@ -57,6 +57,13 @@ describe('localDateOfMillis', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+
+  test('every minute of a night when clocks went back across midnight (St. John\'s, 30 October 2005)', () => {
+    const from = Date.parse('2005-10-30T01:00:00Z');
+    for (let ms = from; ms < from + 4 * 3_600_000; ms += 60_000) {
+      assert.equal(localDateOfMillis(ms, 'America/St_Johns'), DateTime.fromMillis(ms, { zone: 'America/St_Johns' }).toISODate(), new Date(ms).toISOString());
+    }
   });
 
   test('at the first instant of a day and the one before it, across DST changes and a skipped day', () => {
@@ -67,6 +74,7 @@ describe('localDateOfMillis', () => {
       ['Australia/Lord_Howe', '2026-10-04'],
       ['Pacific/Apia', '2011-12-31'], // 30 December 2011 did not happen there
       ['Pacific/Kiritimati', '2026-06-01'],
+      ['America/St_Johns', '2005-10-30'], // 00:01 went back to 23:01 of the day before
     ];
     for (const [zone, date] of cases) {
       const start = localToMillis(date, '00:00', zone);

@@ -177,7 +177,7 @@ export const appointmentRepository = {
    * Inserts an appointment and its resource rows in one statement and answers it as stored, so a
    * booking neither sends a second insert nor reads its own row back inside the locked transaction.
    * The row is given whole, every column set (no default left to the database), so it is what is
-   * stored: the statement returns only the id, not the row's 33 columns to parse again (node-
+   * stored: the statement returns only the id, not the row's 32 columns to parse again (node-
    * postgres builds each result's field parsers and row objects per execution, about a tenth of a
    * booking's Node.js time for the wide rows; issue 18).
    * `events` (already built from the row) go into the outbox in the same statement. (The resource

@@ -125,7 +125,8 @@ function slotBusyColumn(companyId: string, resourceIds: string[], start: Date, e
     to,
     now,
     startsAfter: sql`(${start}::timestamptz - ${sql.lit(`${MAX_APPOINTMENT_REACH_MS} milliseconds`)}::interval)`,
-    endsAfter: sql`(${start}::timestamptz - interval '1 day')`,
+    // 24 hours, not '1 day': on a server whose time zone changes clocks, a day can be 23 or 25 hours.
+    endsAfter: sql`(${start}::timestamptz - ${sql.lit(`${24 * 3_600_000} milliseconds`)}::interval)`,
     excludeIds: undefined,
   };
   return sql<BusyAppointmentRow[] | null>`${jsonRows(busyRowsSelect(companyId, resourceIds, bounds))}`;

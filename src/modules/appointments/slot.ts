@@ -167,9 +167,8 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     const zone = location.timezoneName;
     const date = localDateOfMillis(startMs, zone);
     const prepared: PreparedSearch = { location, service, resources: candidates, zone, endDate: date, duration };
-    // Read for the times slotTimes accepted: the named resources, which are the candidates.
-    const committedBusy = named && target.committedBusy && targetRequest.slot?.start.getTime() === startMs && targetRequest.slot.end.getTime() === endMs ? target.committedBusy : undefined;
-    return { prepared, mode, roundRobin, startMs, endMs, date, committedBusy };
+    // Read only for named resources (body.ResourceIds), which are then the candidates.
+    return { prepared, mode, roundRobin, startMs, endMs, date, committedBusy: target.committedBusy };
   }
 
   /** The stored slot of an appointment, re-validated (reserve, book): same time, same resources. */

@@ -101,9 +101,14 @@ const targetStatement = reusableQuery(
               .as('liveCustomer')
           : sql<boolean | null>`null`.as('liveCustomer'),
         (shape.credential ? machineContextColumn(companyId, value<string>('clientId')) : sql<MachineContext | null>`null`).as('machineContext'),
-        (shape.busy ? slotBusyColumn(companyId, value<string[]>('resourceIds'), value<Date>('slotStart'), value<Date>('slotEnd'), value<Date>('now')) : sql<BusyAppointmentRow[] | null>`null`).as(
-          'committedBusy',
-        ),
+        (shape.busy
+          ? slotBusyColumn(companyId, value<string[]>('resourceIds'), value<Date>('slotEnd'), {
+              now: value<Date>('now'),
+              startsAfter: value<Date>('slotStartsAfter'),
+              endsAfter: value<Date>('slotEndsAfter'),
+            })
+          : sql<BusyAppointmentRow[] | null>`null`
+        ).as('committedBusy'),
       ])
       .where('s.companyId', '=', companyId)
       .where('s.id', '=', serviceId)
@@ -117,19 +122,12 @@ const targetStatement = reusableQuery(
  * The named resources' busy rows that a booking's slot reaches, as one json column of the target
  * statement: the rows busyAppointmentsOfResources reads for [start, end + the service's padding),
  * with the padding taken from the service row the statement reads (`s`), so the pre-lock check
- * costs no exchange of its own (issue 18).
+ * costs no exchange of its own (issue 18). The other bounds are busyBounds' for the slot, sent as
+ * values (target, below).
  */
-function slotBusyColumn(companyId: string, resourceIds: string[], start: Date, end: Date, now: Date) {
+function slotBusyColumn(companyId: string, resourceIds: string[], end: Date, bounds: Omit<BusyBounds, 'to' | 'excludeIds'>) {
   const to = sql`(${end}::timestamptz + ${sql.ref('s.padding')} * interval '1 minute')`;
-  const bounds: BusyBounds = {
-    to,
-    now,
-    startsAfter: sql`(${start}::timestamptz - ${sql.lit(`${MAX_APPOINTMENT_REACH_MS} milliseconds`)}::interval)`,
-    // 24 hours, not '1 day': on a server whose time zone changes clocks, a day can be 23 or 25 hours.
-    endsAfter: sql`(${start}::timestamptz - ${sql.lit(`${24 * 3_600_000} milliseconds`)}::interval)`,
-    excludeIds: undefined,
-  };
-  return sql<BusyAppointmentRow[] | null>`${jsonRows(busyRowsSelect(companyId, resourceIds, bounds))}`;
+  return sql<BusyAppointmentRow[] | null>`${jsonRows(busyRowsSelect(companyId, resourceIds, { ...bounds, to, excludeIds: undefined }))}`;
 }
 
 /** The location, the service and the resources a search or a booking is about. */
@@ -167,6 +165,7 @@ function catalogReads(db: Db) {
     async target(companyId: string, ids: TargetIds, credentialOf: string | null = null) {
       const { customerId, slot } = ids;
       const resources = ids.resourceIds.length > 0;
+      const slotBounds = slot ? busyBounds({ from: slot.start, to: slot.end, now: slot.now }) : undefined;
       const [row] = await targetStatement(
         db,
         { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined },
@@ -177,8 +176,9 @@ function catalogReads(db: Db) {
           resourceIds: ids.resourceIds,
           customerId,
           clientId: credentialOf,
-          slotStart: slot?.start,
           slotEnd: slot?.end,
+          slotStartsAfter: slotBounds?.startsAfter,
+          slotEndsAfter: slotBounds?.endsAfter,
           now: slot?.now,
         },
       );
@@ -393,11 +393,11 @@ function busyRowsFilter(companyId: string, resourceIds: string[], bounds: BusyBo
 
 /** The bounds of busyRowsFilter; `excludeIds` undefined when none are left out. */
 interface BusyBounds {
-  /** Each bound a value, or an SQL expression (slotBusyColumn's, from the service row). */
+  /** A value, or an SQL expression (slotBusyColumn's: the slot's end plus the service row's padding). */
   to: unknown;
   now: Date;
-  startsAfter: unknown;
-  endsAfter: unknown;
+  startsAfter: Date;
+  endsAfter: Date;
   excludeIds: string[] | undefined;
 }
 

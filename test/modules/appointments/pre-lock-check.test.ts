@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
-import { statementsDuring } from '../../helpers/queries.js';
+import { queriesDuring } from '../../helpers/queries.js';
 import { assertBadRequest, dayAhead, request, setup, slot } from './fixtures.js';
 import type { Setup } from './fixtures.js';
 
@@ -30,7 +30,7 @@ const LOCKS = /slotwise_try_advisory_xact_locks|^begin/i;
 /** The statements of a request: whether it took locks, and which statements read busy time before them. */
 async function sentFor(work: () => Promise<{ statusCode: number; body: string }>) {
   let answer: { statusCode: number; body: string } | undefined;
-  const sent = (await statementsDuring(async () => void (answer = await work()))).map((s) => s.text);
+  const sent = await queriesDuring(async () => void (answer = await work()));
   const begin = sent.findIndex((text) => LOCKS.test(text));
   const beforeLocks = begin === -1 ? sent : sent.slice(0, begin);
   return {

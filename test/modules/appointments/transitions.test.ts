@@ -445,3 +445,17 @@ test('an expired hold gives its capacity back without any job: the same slot can
   const reheld = await hold(s, slot(date, '11:00'));
   assert.equal(reheld.status, 'IN');
 });
+
+// A new appointment's answer is built in the application and its insert returns only the id
+// (issue 18): what create, hold and reschedule answer must be what is stored, field by field.
+test('the answers of create, hold and reschedule are the appointment as a later GET reads it', async () => {
+  const s = await setup(context);
+  const date = dayAhead();
+  const extra = { notes: 'bring the file', field1: 'one', field10: 'ten', legacyId: 'v1-42', allowPaddingOverflow: true, ignoreExternalEvents: true };
+  const created = await create(s, { ...slot(date, '10:00'), ...extra });
+  assert.deepEqual(ok(await getAppointment(s, created.id)), created, 'create');
+  const held = await hold(s, { ...slot(date, '11:00'), notes: 'held' });
+  assert.deepEqual(ok(await getAppointment(s, held.id)), held, 'hold');
+  const replacement = ok(await operate(s, created.id, 'reschedule', { ...slot(date, '14:00'), field2: 'two' }));
+  assert.deepEqual(ok(await getAppointment(s, replacement.id)), replacement, 'reschedule');
+});

@@ -141,8 +141,10 @@ export async function changeExisting<T>(ctx: Pick<BookingContext, 'db' | 'touch'
   const result = await bookingTransaction(ctx.db, async (trx) => {
     const extra = prelude ? await prelude(trx) : [];
     const locked = new Set([...keys(before), ...extra]);
-    await repo.lock(trx, [...locked]);
-    const row = await readVisible(trx, principal, { companyId, id }, true);
+    // The locks and the row lock in one exchange; the row is read again only when it changed
+    // since `before` was read (its version differs), which is then the only version to trust.
+    const version = await repo.lockAppointment(trx, [...locked], companyId, id);
+    const row = before.rowVersion !== undefined && version === before.rowVersion ? before : await readVisible(trx, principal, { companyId, id }, true);
     // Changed meanwhile (a new customer, say): lock what the row needs now. Taken out of order, so
     // a deadlock is possible; PostgreSQL then aborts one transaction and it is retried.
     const missing = keys(row).filter((key) => !locked.has(key));

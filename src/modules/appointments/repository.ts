@@ -11,7 +11,15 @@ import { machineContextColumn, machineCredentialGood } from '../../platform/auth
 import type { MachineContext } from '../../platform/auth/credential-check.js';
 
 /** An appointment with its location's zone and its resources, as every read returns it. */
-export type AppointmentRow = Selectable<AppointmentsTable> & { timezoneName: string; resourceIds: string[] };
+export type AppointmentRow = Selectable<AppointmentsTable> & {
+  timezoneName: string;
+  resourceIds: string[];
+  /**
+   * The row version's xmin, when the row was read from the database (byIds): an operation compares
+   * it with the one slotwise_lock_appointment answers under its locks (changeExisting).
+   */
+  rowVersion?: string;
+};
 
 export interface AppointmentFilters {
   LocationId?: string | undefined;
@@ -98,6 +106,9 @@ export interface OutboxEvent {
 
 const outboxRows = (events: OutboxEvent[]) => events.map((e) => ({ ...e, payload: JSON.stringify(e.payload) }));
 
+/** The row version (xmin) as text: any update of the appointment writes a new one. */
+const rowVersionColumn = sql<string>`a.xmin::text`.as('rowVersion');
+
 /** An appointment's resource ids, ordered, as text (both drivers parse text[] the same way). */
 const resourceIdsColumn = sql<string[]>`array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = a.company_id and ar.appointment_id = a.id order by ar.resource_id)`.as('resourceIds');
 
@@ -152,6 +163,16 @@ export const appointmentRepository = {
   },
 
   /**
+   * The advisory locks of `keys` (as lock() takes them, waiting), then the appointment's row lock,
+   * in one exchange (migrations/0016): answers the row version's xmin under the locks, null when
+   * the row is gone. Equal to the rowVersion read before the locks, the row is unchanged.
+   */
+  async lockAppointment(db: Db, keys: string[], companyId: string, id: string): Promise<string | null> {
+    const locked = await sql<{ version: string | null }>`select slotwise_lock_appointment(${[...new Set(keys)]}::text[], ${companyId}::uuid, ${id}::uuid) as version`.execute(db);
+    return locked.rows[0]?.version ?? null;
+  },
+
+  /**
    * Appointments by id with their location's zone and resources, in one statement (the resources
    * as an array beside each row: a booking reads its appointment inside the locked transaction,
    * where every round trip is held); `forUpdate` row-locks them.
@@ -162,7 +183,7 @@ export const appointmentRepository = {
       .selectFrom('appointments as a')
       .innerJoin('locations as l', (j) => j.onRef('l.companyId', '=', 'a.companyId').onRef('l.id', '=', 'a.locationId'))
       .select(APPOINTMENT_COLUMNS)
-      .select(resourceIdsColumn)
+      .select([resourceIdsColumn, rowVersionColumn])
       .where('a.companyId', '=', companyId)
       .where('a.id', 'in', ids);
     if (options.forUpdate) query = query.forUpdate('a');

@@ -1,0 +1,108 @@
+// An operation on an existing appointment takes its advisory locks and the row lock in one
+// exchange (slotwise_lock_appointment, migrations/0016; issue 18) and reads the row again only
+// when its version (xmin) changed since the read before the locks. These tests check both paths:
+// an unchanged row is not read again, a changed or deleted one is, and the operation then acts on
+// the database's version.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTestContext, json } from '../../helpers/app.js';
+import type { TestContext } from '../../helpers/app.js';
+import { queriesDuring } from '../../helpers/queries.js';
+import { changeExisting, readVisible } from '../../../src/modules/appointments/operation.js';
+import type { AppointmentRow } from '../../../src/modules/appointments/repository.js';
+import type { Principal } from '../../../src/platform/auth/principal.js';
+import { ApiError } from '../../../src/platform/errors.js';
+import { dayAhead, hold, operate, setup, slot } from './fixtures.js';
+import type { Appointment, Setup } from './fixtures.js';
+
+let context: TestContext;
+before(async () => {
+  context = await createTestContext({}, { sharedOwner: true });
+});
+after(() => context.close());
+
+const LOCK_STATEMENT = /slotwise_lock_appointment/;
+const ROW_LOCK_READ = /for update/i;
+
+const machine = (s: Setup): Principal => ({ kind: 'machine', companyId: s.tenant.companyId, clientId: 'lock-appointment-test', scopes: ['write'] });
+
+/** changeExisting with `known` as the row read before the locks; answers the row the work was given. */
+async function changeWith(s: Setup, known: AppointmentRow): Promise<{ given: AppointmentRow; sent: string[] }> {
+  let given: AppointmentRow | undefined;
+  const sent = await queriesDuring(() =>
+    changeExisting(
+      { db: context.database.db, touch: async () => {} },
+      {
+        companyId: s.tenant.companyId,
+        principal: machine(s),
+        id: known.id,
+        known,
+        keys: (row) => row.resourceIds.map((resourceId) => `${s.tenant.companyId}:resource:${resourceId}`),
+        work: async (_trx, row) => {
+          given = row;
+          return { result: undefined, changed: [] };
+        },
+      },
+    ),
+  );
+  return { given: given!, sent };
+}
+
+const readRow = (s: Setup, id: string) => readVisible(context.database.db, machine(s), { companyId: s.tenant.companyId, id });
+
+test('booking a hold sends its locks and row lock as one statement and does not read the row again', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '10:00'));
+  const sent = await queriesDuring(async () => {
+    const answer = await operate(s, held.id, 'book', {});
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.equal(json<Appointment>(answer).status, 'BK');
+  });
+  assert.equal(sent.filter((text) => LOCK_STATEMENT.test(text)).length, 1);
+  assert.deepEqual(sent.filter((text) => ROW_LOCK_READ.test(text)), []);
+});
+
+test('an unchanged row: the work is given the row read before the locks, and nothing reads it again', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '11:00'));
+  const known = await readRow(s, held.id);
+  assert.match(known.rowVersion ?? '', /^\d+$/);
+  const { given, sent } = await changeWith(s, known);
+  assert.equal(given, known);
+  assert.deepEqual(sent.filter((text) => ROW_LOCK_READ.test(text)), []);
+});
+
+test('a row changed after it was read: read again under the locks, and the work is given the new version', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '12:00'));
+  const known = await readRow(s, held.id);
+  // Another request's change, committed between this operation's read and its locks.
+  await sql`update appointments set notes = 'changed meanwhile', updated_at = now() where company_id = ${s.tenant.companyId} and id = ${held.id}`.execute(context.database.db);
+  const { given, sent } = await changeWith(s, known);
+  assert.notEqual(given, known);
+  assert.equal(given.notes, 'changed meanwhile');
+  assert.notEqual(given.rowVersion, known.rowVersion);
+  assert.equal(sent.filter((text) => ROW_LOCK_READ.test(text)).length, 1);
+});
+
+test('a row deleted after it was read: 404, as when the read under the locks finds nothing', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '13:00'));
+  const known = await readRow(s, held.id);
+  await context.database.db.transaction().execute(async (trx) => {
+    for (const table of ['outbox_events', 'appointment_resources']) await sql`delete from ${sql.table(table)} where company_id = ${s.tenant.companyId} and appointment_id = ${held.id}`.execute(trx);
+    await sql`delete from appointments where company_id = ${s.tenant.companyId} and id = ${held.id}`.execute(trx);
+  });
+  await assert.rejects(changeWith(s, known), (error: unknown) => error instanceof ApiError && error.statusCode === 404);
+});
+
+test('a row read without a version (built in memory): read again under the locks', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '14:00'));
+  const { rowVersion: _version, ...known } = await readRow(s, held.id);
+  const { given, sent } = await changeWith(s, known);
+  assert.notEqual(given, known);
+  assert.equal(given.id, held.id);
+  assert.equal(sent.filter((text) => ROW_LOCK_READ.test(text)).length, 1);
+});

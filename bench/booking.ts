@@ -50,7 +50,11 @@ import { resolveSecrets } from '../src/platform/secrets.js';
 import { createTokenService } from '../src/platform/auth/tokens.js';
 
 const QUICK = ['1', 'true', 'yes'].includes((process.env.BENCH_QUICK ?? '').toLowerCase());
-const ONLY = process.env.BENCH_ONLY?.toLowerCase();
+const ONLY = process.env.BENCH_ONLY?.toLowerCase() || undefined;
+if (ONLY !== undefined && ONLY !== 'embedded' && ONLY !== 'postgres') {
+  console.error(`BENCH_ONLY is '${process.env.BENCH_ONLY}': it runs one database, 'embedded' or 'postgres'; leave it unset for both`);
+  process.exit(2);
+}
 const execFileAsync = promisify(execFile);
 const CLIENTS = 16;
 const RESOURCES = 20;
@@ -80,8 +84,11 @@ const p50p99 = (values: number[]) => `p50 ${fmt(percentile(values, 50))}, p99 ${
 
 /** Unexpected answers (anything but the expected 201/200, or a 400 where one is expected): reported at the end. */
 const problems: string[] = [];
+/** Whether more problems happened than `problems` keeps. */
+let problemsLeftOut = false;
 function problem(label: string, request: string, status: number, text: string) {
   if (problems.length < 20) problems.push(`${label}: ${request} -> ${status} ${text.slice(0, 600)}`);
+  else problemsLeftOut = true;
 }
 
 export interface Tenant {
@@ -677,13 +684,20 @@ async function partInOwnProcess(only: 'embedded' | 'postgres'): Promise<{ figure
       stdio: 'inherit',
       env: { ...process.env, BENCH_ONLY: only, BENCH_PART_RESULT: resultFile },
     });
-    const code = await new Promise<number>((resolve) => child.once('exit', (status) => resolve(status ?? 1)));
+    const code = await new Promise<number>((resolve) => {
+      child.once('error', (error) => {
+        problems.push(`${only} part: its process could not start (${error.message})`);
+        resolve(1);
+      });
+      child.once('exit', (status) => resolve(status ?? 1));
+    });
     if (code !== 0 || !existsSync(resultFile)) {
       problems.push(`${only} part: its process ended with status ${code}`);
       return { figures: null, pgbench: null };
     }
-    const part = JSON.parse(readFileSync(resultFile, 'utf8')) as { figures: Figures | null; pgbench: number | null; problems: string[] };
+    const part = JSON.parse(readFileSync(resultFile, 'utf8')) as { figures: Figures | null; pgbench: number | null; problems: string[]; problemsLeftOut: boolean };
     problems.push(...part.problems);
+    problemsLeftOut ||= part.problemsLeftOut;
     return part;
   } finally {
     rmSync(folder, { recursive: true, force: true });
@@ -699,7 +713,7 @@ async function main() {
         `${CLIENTS} concurrent clients. Requests go over HTTP to the app listening on 127.0.0.1, sent with undici request() (keep-alive; bodies serialised before the clock starts) ` +
         'from the same Node.js process; every booking names its resource and a distinct existing customer (CustomerId). ' +
         `The figures are of a warm instance: after the first ${COUNTS.cold.toLocaleString('en-US')} bookings (the cold figure) and ${COUNTS.warmup.toLocaleString('en-US')} more, untimed. ` +
-        'Each database runs in a process of its own.',
+        (ONLY === undefined ? 'Each database runs in a process of its own.' : `BENCH_ONLY=${ONLY}: that database only, in this process.`),
     );
     console.log(`Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node.js ${process.version}, load average ${load()} at the start.`);
   }
@@ -739,7 +753,7 @@ async function main() {
     });
     // A part run for the parent process (partInOwnProcess): its figures go back in a file.
     if (PART_RESULT) {
-      writeFileSync(PART_RESULT, JSON.stringify({ figures: results[0]?.[1] ?? null, pgbench, problems }));
+      writeFileSync(PART_RESULT, JSON.stringify({ figures: results[0]?.[1] ?? null, pgbench, problems, problemsLeftOut }));
       return;
     }
   }
@@ -755,7 +769,7 @@ async function main() {
   }
   console.log(`\nWhole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${load()} at the end.`);
   if (problems.length > 0) {
-    console.log(`\nUnexpected answers (${problems.length}${problems.length === 20 ? ' or more' : ''}):`);
+    console.log(`\nUnexpected answers (${problems.length}${problemsLeftOut ? ' shown, more left out' : ''}):`);
     for (const p of problems) console.log(`  ${p}`);
     process.exitCode = 1;
   }

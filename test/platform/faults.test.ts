@@ -299,6 +299,53 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     assert.equal(rows.length, 0);
   });
 
+  const holdAt = async (app: App, s: Setup, time: string): Promise<string> => {
+    const held = await app.inject({ method: 'POST', url: `/v3/appointment/hold?LocationId=${s.locationId}&ServiceId=${s.serviceId}`, headers: s.headers, payload: { ResourceIds: [s.resourceIds[0]], CustomerId: s.customerId, ...slot(dayAhead(), time) } });
+    assert.equal(held.statusCode, 201, held.body);
+    return json(held).id as string;
+  };
+  const bookHold = (app: App, s: Setup, id: string) => app.inject({ method: 'PUT', url: `/v3/appointment/${id}/book`, headers: s.headers, payload: {} });
+
+  test('booking a hold whose lock is held past DATABASE_LOCK_TIMEOUT_MS is 409 BOOKING-137 (the wait is inside slotwise_lock_appointment), and the hold stays a hold', async () => {
+    const s = await world(bounded.app);
+    const id = await holdAt(bounded.app, s, '13:00');
+    await admin.query('select pg_advisory_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+    try {
+      const answer = await bookHold(bounded.app, s, id);
+      assert.equal(answer.statusCode, 409, answer.body);
+      assert.equal(json(answer).code, 'BOOKING-137');
+    } finally {
+      await admin.query('select pg_advisory_unlock_all()');
+    }
+    const { rows } = await admin.query<{ status: string }>('select status from appointments where company_id = $1 and id = $2', [s.tenant.companyId, id]);
+    assert.equal(rows[0]!.status, 'IN');
+  });
+
+  test('a hold changed by a transaction that holds its lock: the booking waits, reads the row again under the lock and refuses it', async () => {
+    const s = await world(waiting.app);
+    const id = await holdAt(waiting.app, s, '14:00');
+    // Another transaction holds the resource's lock and cancels the hold (as no route can: it
+    // changes the row behind the booking's back); the booking read the hold before waiting.
+    await admin.query('begin');
+    let booking: ReturnType<typeof bookHold> | undefined;
+    try {
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+      await admin.query(`update appointments set status = 'CN', updated_at = now() where company_id = $1 and id = $2`, [s.tenant.companyId, id]);
+      await admin.query(`update appointment_resources set status = 'CN' where company_id = $1 and appointment_id = $2`, [s.tenant.companyId, id]);
+      booking = bookHold(waiting.app, s, id);
+      await untilWaitingOnLock();
+      await admin.query('commit');
+    } catch (error) {
+      await admin.query('rollback');
+      throw error;
+    }
+    const answer = await booking;
+    assert.equal(answer.statusCode, 400, answer.body);
+    assert.equal(json(answer).code, 'BOOKING-108');
+    const { rows } = await admin.query<{ status: string }>('select status from appointments where company_id = $1 and id = $2', [s.tenant.companyId, id]);
+    assert.equal(rows[0]!.status, 'CN');
+  });
+
   test('a slot already full is refused at once (BOOKING-105) even while another transaction holds its lock', async () => {
     const s = await world(bounded.app);
     const first = await book(bounded.app, s, slot(dayAhead(), '12:00'));

@@ -125,7 +125,10 @@ export interface ExistingChange<T> {
   work: (trx: Db, row: AppointmentRow) => Promise<{ result: T; changed: AppointmentRow[] }>;
   /** Runs first in the transaction (before any lock); returns further keys to lock. */
   prelude?: (trx: Db) => Promise<string[]>;
-  /** The row as already read by the caller (saves reading it again). */
+  /**
+   * The row as already read by the caller with readVisible, unmodified (saves reading it again):
+   * its rowVersion vouches for every field, so a row changed in memory must not carry one.
+   */
   known?: AppointmentRow;
 }
 
@@ -142,9 +145,11 @@ export async function changeExisting<T>(ctx: Pick<BookingContext, 'db' | 'touch'
     const extra = prelude ? await prelude(trx) : [];
     const locked = new Set([...keys(before), ...extra]);
     // The locks and the row lock in one exchange; the row is read again only when it changed
-    // since `before` was read (its version differs), which is then the only version to trust.
-    const version = await repo.lockAppointment(trx, [...locked], companyId, id);
-    const row = before.rowVersion !== undefined && version === before.rowVersion ? before : await readVisible(trx, principal, { companyId, id }, true);
+    // since `before` was read (its version or its location's zone differs, or it is gone), which
+    // is then the only version to trust.
+    const underLocks = await repo.lockAppointment(trx, [...locked], companyId, id);
+    const unchanged = underLocks !== null && before.rowVersion !== undefined && underLocks.rowVersion === before.rowVersion && underLocks.timezoneName === before.timezoneName;
+    const row = unchanged ? before : await readVisible(trx, principal, { companyId, id }, true);
     // Changed meanwhile (a new customer, say): lock what the row needs now. Taken out of order, so
     // a deadlock is possible; PostgreSQL then aborts one transaction and it is retried.
     const missing = keys(row).filter((key) => !locked.has(key));

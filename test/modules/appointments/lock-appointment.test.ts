@@ -86,6 +86,18 @@ test('a row changed after it was read: read again under the locks, and the work 
   assert.equal(sent.filter((text) => ROW_LOCK_READ.test(text)).length, 1);
 });
 
+test('the location\'s time zone changed after the row was read: read again under the locks (the zone is not the appointment\'s version)', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '15:00'));
+  const known = await readRow(s, held.id);
+  await sql`update locations set timezone_name = 'Europe/Paris' where company_id = ${s.tenant.companyId} and id = ${s.locationId}`.execute(context.database.db);
+  const { given, sent } = await changeWith(s, known);
+  assert.notEqual(given, known);
+  assert.equal(given.timezoneName, 'Europe/Paris');
+  assert.equal(given.rowVersion, known.rowVersion);
+  assert.equal(sent.filter((text) => ROW_LOCK_READ.test(text)).length, 1);
+});
+
 test('a row deleted after it was read: 404, as when the read under the locks finds nothing', async () => {
   const s = await setup(context);
   const held = await hold(s, slot(dayAhead(), '13:00'));

@@ -723,8 +723,7 @@ async function main() {
   if (ONLY === undefined) {
     // Each database's part in a Node.js process of its own, as a server runs one database: run in
     // one process, the PostgreSQL part ran code V8 had optimised for the embedded driver first,
-    // and its figures came out lower than a process of its own gave (981 against 1,001 direct and
-    // 414 against 473 hold + book bookings/s, issue 18 fifteenth pass), its cold figure not cold.
+    // and its cold figure was not cold (issue 18, fifteenth pass).
     for (const only of ['embedded', 'postgres'] as const) {
       const part = await partInOwnProcess(only);
       if (part.figures) results.push([only === 'embedded' ? 'Embedded' : 'PostgreSQL', part.figures]);

@@ -163,13 +163,14 @@ export const appointmentRepository = {
   },
 
   /**
-   * The advisory locks of `keys` (as lock() takes them, waiting), then the appointment's row lock,
+   * The advisory locks of `keys` (as lock() takes them, waiting; the function drops repeated
+   * keys), then the appointment's row lock,
    * in one exchange (migrations/0016): answers the row version's xmin and its location's zone under
    * the locks, null when the row is gone. Equal to the rowVersion and timezoneName read before the
    * locks, the row is unchanged.
    */
   async lockAppointment(db: Db, keys: string[], companyId: string, id: string): Promise<{ rowVersion: string; timezoneName: string } | null> {
-    const locked = await sql<{ version: string; zone: string }>`select row_version as "version", zone as "zone" from slotwise_lock_appointment(${[...new Set(keys)]}::text[], ${companyId}::uuid, ${id}::uuid)`.execute(db);
+    const locked = await sql<{ version: string; zone: string }>`select row_version as "version", zone as "zone" from slotwise_lock_appointment(${keys}::text[], ${companyId}::uuid, ${id}::uuid)`.execute(db);
     const row = locked.rows[0];
     return row ? { rowVersion: row.version, timezoneName: row.zone } : null;
   },

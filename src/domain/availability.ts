@@ -130,7 +130,8 @@ export interface AvailabilityInput {
 export interface Slot {
   startTime: string;
   endTime: string;
-  resourceIds: string[];
+  /** Read only: slots with the same free resources share one list (emitSlots). */
+  resourceIds: readonly string[];
   remaining: number;
 }
 
@@ -460,17 +461,72 @@ interface Search {
 }
 
 /**
+ * The large typed arrays of a search (candidate starts, the units left, the occupancy marks), kept
+ * from one search to the next (issue 18). Allocated per search, a 31-day search of 50 resources
+ * made about 1.5 MB of them, zeroed when allocated and collected soon after: most of what it
+ * allocated, and its garbage collection took a fifth of its time. They are never part of a result.
+ * Arrays may be longer than asked: readers go by the search's own bounds, never by their length.
+ */
+interface SearchArrays {
+  /** A Float64Array of at least `length` entries, its contents undefined. */
+  float64(slot: 0 | 1, length: number): Float64Array;
+  /** Keeps `array` (grown from slot's) for the next search. */
+  keep(slot: 0 | 1, array: Float64Array): void;
+  /** An Int32Array of at least `length` entries, the first `length` zero. */
+  zeroedInt32(length: number): Int32Array;
+}
+
+/** Larger arrays are not kept, so one huge search does not hold its memory for the process. */
+const KEPT_ENTRIES_MAX = 1 << 21;
+
+function keptSearchArrays(): SearchArrays {
+  const floats: Float64Array[] = [new Float64Array(0), new Float64Array(0)];
+  let ints = new Int32Array(0);
+  return {
+    float64(slot, length) {
+      if (floats[slot]!.length >= length) return floats[slot]!;
+      const array = new Float64Array(length);
+      if (length <= KEPT_ENTRIES_MAX) floats[slot] = array;
+      return array;
+    },
+    keep(slot, array) {
+      if (array.length <= KEPT_ENTRIES_MAX) floats[slot] = array;
+    },
+    zeroedInt32(length) {
+      if (ints.length < length) {
+        const array = new Int32Array(length);
+        if (length <= KEPT_ENTRIES_MAX) ints = array;
+        return array;
+      }
+      ints.fill(0, 0, length);
+      return ints;
+    },
+  };
+}
+
+/** Arrays of one search's own. */
+const freshSearchArrays: SearchArrays = {
+  float64: (_slot, length) => new Float64Array(length),
+  keep: () => {},
+  zeroedInt32: (length) => new Int32Array(length),
+};
+
+/** The process's kept arrays, and whether a search is using them now. */
+const keptArrays = keptSearchArrays();
+let keptArraysLent = false;
+
+/**
  * Candidate slot starts of every resource in one flat array (resource r's from from[r] to
  * from[r + 1], ascending): the grid of each open window from its start, stepped by the booking
  * interval, each slot (and its padding, unless it may overflow) inside the window, kept from the
  * earliest allowed start to the last. The arrays of numbers replace an object per candidate.
  */
-function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Float64Array; from: Int32Array } {
+function candidateStarts(search: Search, windowsOf: Interval[][], arrays: SearchArrays): { starts: Float64Array; from: Int32Array } {
   const { durationMs, stepMs, paddingMs, paddingMayOverflow, lowest, rangeEnd, latest } = search;
   // Counted from the windows, so the array is allocated once (grown only if the count was short).
   let capacity = 16;
   for (const windows of windowsOf) for (const w of windows) if (w.end - w.start >= durationMs) capacity += Math.floor((w.end - w.start - durationMs) / stepMs) + 2;
-  let starts = new Float64Array(capacity);
+  let starts = arrays.float64(0, capacity);
   const from = new Int32Array(windowsOf.length + 1);
   let length = 0;
   for (let r = 0; r < windowsOf.length; r++) {
@@ -478,7 +534,15 @@ function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Flo
     from[r] = length;
     resource: for (let w = 0; w < windows.length; w++) {
       const window = windows[w]!;
-      for (let start = window.start; ; start += stepMs) {
+      // The start is computed from a whole step count, not carried from one pass to the next: a
+      // number carried round a loop is kept unboxed only while V8 knows it is a double, and
+      // window.start may not say so. Objects with the fields start and end share V8's hidden
+      // class with every other such object in the process, TypeBox's schemas among them
+      // (catalog/fields.ts), so the field holds boxed numbers; a loop carrying it then boxed
+      // every candidate, a HeapNumber each: 0.9 MB of garbage per 31-day search of 50 resources,
+      // nearly all it allocated (issue 18).
+      for (let step = 0; ; step++) {
+        const start = window.start + step * stepMs;
         const end = start + durationMs;
         const occupiedUntil = end + paddingMs;
         if (end > window.end || (!paddingMayOverflow && occupiedUntil > window.end)) break;
@@ -489,6 +553,7 @@ function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Flo
           const grown = new Float64Array(length * 2);
           grown.set(starts);
           starts = grown;
+          arrays.keep(0, grown);
         }
         starts[length++] = start;
       }
@@ -504,9 +569,9 @@ function candidateStarts(search: Search, windowsOf: Interval[][]): { starts: Flo
  * its start and end share it (the count), any other blocks it (-1). Each appointment is read once
  * and finds its first candidate by binary search, so appointments need no grouping or sorting.
  */
-function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array): Int32Array {
+function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array, arrays: SearchArrays): Int32Array {
   const { serviceId, durationMs, paddingMs } = search;
-  const marks = new Int32Array(starts.length);
+  const marks = arrays.zeroedInt32(from[from.length - 1]!);
   for (let i = 0; i < appointments.length; i++) {
     const a = appointments[i]!;
     const until = a.end + a.padding * MINUTE;
@@ -636,6 +701,12 @@ function emitSlots(
   const freeIds = ids.slice();
   const freeUnits = new Float64Array(resources.length);
   const { starts: runStarts, units: runUnits } = runs;
+  // RANDOM and BALANCED offer one resource per slot: one list per resource, shared by its slots
+  // (Slot.resourceIds is read only). A list of several (NONE, COMBINED) is made per slot: looking
+  // up an equal one made earlier (a 31-day search of 50 resources has about 1,200 slots and 120
+  // distinct sets) cost more than the copy it saved.
+  const singleLists: Array<readonly string[] | undefined> = new Array(resources.length);
+  const singleList = (k: number): readonly string[] => (singleLists[picked[k]!] ??= [freeIds[k]!]);
   while (live.length > 0) {
     let start = Infinity;
     let count = 0;
@@ -675,7 +746,7 @@ function emitSlots(
         continue;
       }
     }
-    let chosen: string[];
+    let chosen: readonly string[];
     let remaining: number;
     switch (input.roundRobin) {
       case 'COMBINED': {
@@ -688,7 +759,7 @@ function emitSlots(
       }
       case 'RANDOM': {
         const index = Math.min(count - 1, Math.floor(random() * count));
-        chosen = [freeIds[index]!];
+        chosen = singleList(index);
         remaining = freeUnits[index]!;
         break;
       }
@@ -709,7 +780,7 @@ function emitSlots(
             fewest = minutes;
           }
         }
-        chosen = [freeIds[best]!];
+        chosen = singleList(best);
         remaining = freeUnits[best]!;
         break;
       }
@@ -726,6 +797,17 @@ function emitSlots(
 }
 
 export function computeAvailability(input: AvailabilityInput): AvailabilityResult {
+  // A search inside another (through `random`) finds the kept arrays lent, and uses its own.
+  if (keptArraysLent) return searchWith(input, freshSearchArrays);
+  keptArraysLent = true;
+  try {
+    return searchWith(input, keptArrays);
+  } finally {
+    keptArraysLent = false;
+  }
+}
+
+function searchWith(input: AvailabilityInput, arrays: SearchArrays): AvailabilityResult {
   const { service, timezoneName: zone } = input;
   const reportZone = input.reportZone ?? zone;
   const firstDay = dayNumber(input.startDate);
@@ -810,19 +892,18 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
         shared = shared ? intersect(shared, layer) : layer;
       }
     }
+    // Resources without a schedule of their own all open in the shared windows: one list for them all.
+    let sharedOpen: Interval[] | undefined;
     const windowsOf = resources.map((resource) => {
       if (allocation) {
         // Allocations are loaded with a day's margin each side (zones): clip them to the search like schedules.
         return intersect(normalise((resource.allocations ?? []).map(({ start, end }) => ({ start, end }))), grid);
       }
-      let open = shared;
-      if (resource.weeklyAvailability) {
-        const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
-        open = open ? intersect(open, own) : own;
-      }
-      return open ? intersect(open, grid) : [];
+      if (!resource.weeklyAvailability) return (sharedOpen ??= shared ? intersect(shared, grid) : []);
+      const own = scheduleWindows(resource.weeklyAvailability, daysOf(resource.timezoneName ?? zone), firstDay - SCHEDULE_MARGIN_DAYS, lastDay + SCHEDULE_MARGIN_DAYS);
+      return intersect(shared ? intersect(shared, own) : own, grid);
     });
-    const candidates = candidateStarts(search, windowsOf);
+    const candidates = candidateStarts(search, windowsOf, arrays);
     // Resources by id (resources with the same id share appointments and busy time), and the
     // groups of distinct ids that busy time is sorted into. A plain object is the faster lookup.
     const resourcesOf = Object.create(null) as Record<string, number[]>;
@@ -831,9 +912,9 @@ export function computeAvailability(input: AvailabilityInput): AvailabilityResul
       (resourcesOf[resource.id] ??= []).push(r);
       if (!groupOf.has(resource.id)) groupOf.set(resource.id, groupOf.size);
     }
-    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from);
+    const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from, arrays);
     const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
-    runs = { starts: candidates.starts, units: new Float64Array(candidates.starts.length) };
+    runs = { starts: candidates.starts, units: arrays.float64(1, candidates.from[resources.length]!) };
     for (const [r, resource] of resources.entries()) {
       runStart[r] = candidates.from[r]!;
       runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);

@@ -187,6 +187,61 @@ describe('rules', () => {
   });
 });
 
+describe('the arrays a search keeps for the next (issue 18)', () => {
+  const busyDay = (resources: string[]) =>
+    input({
+      resources: resources.map((id) => ({ id, timezoneName: null, weeklyAvailability: null, bookingLimit: 0 })),
+      startDate: '2026-03-02',
+      endDate: '2026-03-08',
+      duration: 30,
+      service: service({ duration: 30, bookingInterval: 15, bookingsPerSlot: 2 }),
+      appointments: resources.map((id, i) => ({ id: `a${i}`, serviceId: 'svc', resourceIds: [id], padding: 0, start: Date.parse('2026-03-02T09:00:00Z'), end: Date.parse('2026-03-02T09:30:00Z') })),
+    });
+
+  test('a search after a larger one answers as it did before it: nothing of the larger search is left in its arrays', () => {
+    const small = input();
+    const before = computeAvailability(small);
+    const large = computeAvailability(busyDay(Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`)));
+    assert.ok(large.availableTimes.length > before.availableTimes.length);
+    assert.deepEqual(computeAvailability(small), before);
+    // The larger search again, after the small one: its slot shares (the occupancy marks) start from zero.
+    assert.deepEqual(computeAvailability(busyDay(Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(2, '0')}`))), large);
+  });
+
+  test('a search run from inside another (through random) gets arrays of its own, and both answer as alone', () => {
+    // Another week: its candidate times differ from the outer search's in every position.
+    const inner = { ...busyDay(['x1', 'x2', 'x3']), startDate: '2026-03-09', endDate: '2026-03-15' };
+    const innerAlone = computeAvailability(inner);
+    const outer = { ...busyDay(['r1', 'r2', 'r3']), roundRobin: 'RANDOM' as const };
+    const outerAlone = computeAvailability({ ...outer, random: () => 0 });
+    const innerAnswers: ReturnType<typeof computeAvailability>[] = [];
+    const nested = computeAvailability({
+      ...outer,
+      random: () => {
+        innerAnswers.push(computeAvailability(inner));
+        return 0;
+      },
+    });
+    assert.deepEqual(nested, outerAlone);
+    assert.ok(innerAnswers.length > 0);
+    for (const answer of innerAnswers) assert.deepEqual(answer, innerAlone);
+  });
+
+  test('RANDOM and BALANCED slots of one resource share its one-id list, which is the resource\'s id', () => {
+    for (const roundRobin of ['RANDOM', 'BALANCED'] as const) {
+      const result = computeAvailability({ ...busyDay(['r1', 'r2']), roundRobin, random: () => 0 });
+      const lists = new Map<string, readonly string[]>();
+      for (const slot of result.availableTimes) {
+        assert.equal(slot.resourceIds.length, 1);
+        const id = slot.resourceIds[0]!;
+        assert.equal(lists.get(id) ?? slot.resourceIds, slot.resourceIds);
+        lists.set(id, slot.resourceIds);
+      }
+      assert.ok(lists.size > 0);
+    }
+  });
+});
+
 // --- properties -------------------------------------------------------------------------------
 
 const ZONES = ['UTC', 'America/New_York', 'Europe/London', 'Asia/Kolkata', 'Australia/Adelaide', 'Asia/Kathmandu'];

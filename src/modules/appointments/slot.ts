@@ -226,7 +226,8 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     const endIso = new Date(slot.endMs).toISOString();
     const offered = (engine: AvailabilityInput) => computeAvailability(engine).availableTimes.find((s) => s.startTime === startIso && s.endTime === endIso);
     const found = offered(input);
-    if (found) return found.resourceIds;
+    // A copy: the engine's lists are shared between its slots and read only.
+    if (found) return [...found.resourceIds];
     // Taken (BOOKING-105) only if the time would be free without the other bookings; otherwise it
     // was never open: a closed day, outside the hours, a holiday, a block, or off the slot grid.
     const { customer: _customer, ...withoutCustomer } = input;

@@ -3,6 +3,7 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { pendingCredentialCheck, settleCredentialCheck } from '../../platform/auth/credential-check.js';
 import { ApiError, fieldError, validationError } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
+import { jsonBytes } from '../../platform/http/types.js';
 import { localToInstant } from '../../domain/local-time.js';
 import { assertOwned } from '../catalog/ownership.js';
 import { isResourceRole, locationScope } from '../catalog/scope.js';
@@ -62,7 +63,7 @@ export function createAppointmentLists(deps: ListDeps) {
     return filtersFor(companyId, principal, query);
   }
 
-  /** A page of a cursor walk, as the JSON text of the answer (the appointments come as PostgreSQL built them: repository afterJson). */
+  /** A page of a cursor walk, as the answer's JSON bytes (the appointments come as PostgreSQL built them: repository afterJson). */
   async function cursorPage(
     companyId: string,
     principal: Principal,
@@ -70,19 +71,19 @@ export function createAppointmentLists(deps: ListDeps) {
     filters: AppointmentFilters,
     after: { value: Date; id: string } | null,
     expiresAt: number,
-  ): Promise<string> {
+  ): Promise<Buffer> {
     const sort = query.sort ?? 'startTime';
     const limit = query.limit ?? 20;
     // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
     const { data, next, machineContext } = await repo.afterJson(db, { companyId, filters, sort, order: query.order ?? 'asc', limit, credentialOf: pendingCredentialCheck(principal) }, after);
     settleCredentialCheck(principal, machineContext);
     const nextCursor = next ? encodeCursor(deps.cursorSecret, { c: companyId, q: query, p: next, e: expiresAt }) : null;
-    return `{"data":${data},"nextCursor":${JSON.stringify(nextCursor)}}`;
+    return jsonBytes(['{"data":', data, `,"nextCursor":${JSON.stringify(nextCursor)}}`]);
   }
 
   return {
-    /** A page with the total, as the JSON text of the answer (the appointments as PostgreSQL built them: repository pageJson). */
-    async list(companyId: string, principal: Principal, query: PageListQuery): Promise<string> {
+    /** A page with the total, as the answer's JSON bytes (the appointments as PostgreSQL built them: repository pageJson). */
+    async list(companyId: string, principal: Principal, query: PageListQuery): Promise<Buffer> {
       const limit = query.limit ?? 20;
       const page = query.page ?? 1;
       const offset = (page - 1) * limit;
@@ -93,17 +94,17 @@ export function createAppointmentLists(deps: ListDeps) {
       // A machine caller's credential check rides along with the page (platform/auth/credential-check.ts).
       const { data, total, machineContext } = await repo.pageJson(db, { companyId, filters, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit, credentialOf: pendingCredentialCheck(principal) }, offset);
       settleCredentialCheck(principal, machineContext);
-      return `{"data":${data},"page":${page},"limit":${limit},"total":${total}}`;
+      return jsonBytes(['{"data":', data, `,"page":${page},"limit":${limit},"total":${total}}`]);
     },
 
     /** First page of a cursor walk: the query is validated once and carried, signed, in the cursor. */
-    async cursorFirst(companyId: string, principal: Principal, query: ListQuery): Promise<string> {
+    async cursorFirst(companyId: string, principal: Principal, query: ListQuery): Promise<Buffer> {
       const filters = await validateListQuery(companyId, principal, query);
       const normalised: ListQuery = { ...query, sort: query.sort ?? 'startTime', order: query.order ?? 'asc', limit: query.limit ?? 20 };
       return cursorPage(companyId, principal, normalised, filters, null, deps.clock() + CURSOR_LIFETIME_MS);
     },
 
-    async cursorNext(companyId: string, principal: Principal, cursor: string): Promise<string> {
+    async cursorNext(companyId: string, principal: Principal, cursor: string): Promise<Buffer> {
       const state = decodeCursor<ListQuery>(deps.cursorSecret, cursor, companyId, deps.clock());
       if (!state) throw new ApiError(400, INVALID_CURSOR, [fieldError('query', 'cursor', INVALID_CURSOR)]);
       const filters = await filtersFor(companyId, principal, state.q);

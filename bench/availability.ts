@@ -108,9 +108,10 @@ export async function seed(database: DatabaseHandle, data: Omit<Seed, 'companyId
   const starts = data.appointments.map((a) => a.start.toISOString());
   const ends = data.appointments.map((a) => a.end.toISOString());
   const resourceIds = data.appointments.map((a) => a.resourceId);
-  await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding)
-    select ${companyId}::uuid, u.id, ${data.locationId}::uuid, ${data.serviceId}::uuid, 'BK', u.s, u.e, 30, 5
-    from unnest(${ids}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[]) as u(id, s, e)`.execute(db);
+  // resource_ids: the copy on the appointment that the application writes with it (migrations/0017).
+  await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding, resource_ids)
+    select ${companyId}::uuid, u.id, ${data.locationId}::uuid, ${data.serviceId}::uuid, 'BK', u.s, u.e, 30, 5, array[u.r]
+    from unnest(${ids}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[], ${resourceIds}::uuid[]) as u(id, s, e, r)`.execute(db);
   await sql`insert into appointment_resources (company_id, appointment_id, resource_id, start_time, end_time, status, service_id, duration, padding)
     select ${companyId}::uuid, u.id, u.r, u.s, u.e, 'BK', ${data.serviceId}::uuid, 30, 5
     from unnest(${ids}::uuid[], ${resourceIds}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[]) as u(id, r, s, e)`.execute(db);

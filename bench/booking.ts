@@ -152,9 +152,10 @@ export async function seedAppointments(db: Db, tenant: Tenant, count: number) {
       starts.push(new Date(start).toISOString());
       ends.push(new Date(start + 3_600_000).toISOString());
     }
-    await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding)
-      select ${tenant.companyId}::uuid, u.id, ${tenant.locationId}::uuid, ${tenant.serviceId}::uuid, 'BK', u.s, u.e, 60, 0
-      from unnest(${ids}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[]) as u(id, s, e)`.execute(db);
+    // resource_ids: the copy on the appointment that the application writes with it (migrations/0017).
+    await sql`insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding, resource_ids)
+      select ${tenant.companyId}::uuid, u.id, ${tenant.locationId}::uuid, ${tenant.serviceId}::uuid, 'BK', u.s, u.e, 60, 0, array[u.r]
+      from unnest(${ids}::uuid[], ${starts}::timestamptz[], ${ends}::timestamptz[], ${resources}::uuid[]) as u(id, s, e, r)`.execute(db);
     // Statistics of the grown table before its rows are referenced: a server without autovacuum
     // (this machine's) kept the foreign key check of appointment_resources on a plan made for a
     // nearly empty appointments table, a scan of the company's index per row, and seeding took

@@ -109,8 +109,18 @@ const outboxRows = (events: OutboxEvent[]) => events.map((e) => ({ ...e, payload
 /** The row version (xmin) as text: any update of the appointment writes a new one. */
 const rowVersionColumn = sql<string>`a.xmin::text`.as('rowVersion');
 
-/** An appointment's resource ids, ordered, as text (both drivers parse text[] the same way). */
-const resourceIdsColumn = sql<string[]>`array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = a.company_id and ar.appointment_id = a.id order by ar.resource_id)`.as('resourceIds');
+/**
+ * An appointment's resource ids, in resource_id order, as text (both drivers parse text[] the same
+ * way), from the row over `alias`: the copy on the appointment (migrations/0017), else, for a row
+ * written without it, its appointment_resources rows.
+ */
+const resourceIdsOf = (alias: 'a' | 'p') =>
+  sql.raw(
+    `coalesce(${alias}.resource_ids::text[], array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = ${alias}.company_id and ar.appointment_id = ${alias}.id order by ar.resource_id))`,
+  );
+const resourceIdsColumn = sql<string[]>`${resourceIdsOf('a')}`.as('resourceIds');
+/** The stored copy, selected beside APPOINTMENT_COLUMNS for apiRow. */
+const storedResourceIdsColumn = sql<string[] | null>`a.resource_ids`.as('resource_ids');
 
 /** A timestamp column as Date.prototype.toISOString writes it (UTC, milliseconds, 'Z'): null stays null. */
 const isoTime = (column: string) => sql`to_char(${sql.raw(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -125,7 +135,7 @@ const isoTime = (column: string) => sql`to_char(${sql.raw(column)} at time zone 
  * test/modules/appointments/lists.test.ts compares the two for every kind of value.
  */
 const apiRow = sql`lateral (select p.id, p.company_id as "companyId", p.location_id as "locationId", p.service_id as "serviceId", p.customer_id as "customerId",
-    array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = p.company_id and ar.appointment_id = p.id order by ar.resource_id) as "resourceIds",
+    ${resourceIdsOf('p')} as "resourceIds",
     p.status, ${isoTime('p.start_time')} as "startTime", ${isoTime('p.end_time')} as "endTime", p.duration, p.padding, p.timezone_name as "timezoneName",
     ${isoTime('p.expires_at')} as "expiresAt", p.confirmed, p.allow_padding_overflow as "allowPaddingOverflow", p.ignore_external_events as "ignoreExternalEvents", p.notes,
     p.field1, p.field2, p.field3, p.field4, p.field5, p.field6, p.field7, p.field8, p.field9, p.field10,
@@ -223,13 +233,15 @@ export const appointmentRepository = {
     const values: Record<string, unknown> = { linkExpiresAt: row.expiresAt ?? null, linkPadding: row.padding ?? 0 };
     for (const column of rowColumns) values[`row.${column}`] = row[column as keyof typeof row];
     resourceIds.forEach((resourceId, i) => (values[`resource.${i}`] = resourceId));
+    // In resource_id order, as the rows' subquery answered (ids are lowercase, so as strings too).
+    const ordered = [...resourceIds].sort();
+    values.resourceIds = ordered;
     outbox.forEach((event, i) => {
       for (const column of eventColumns) values[`event.${i}.${column}`] = event[column as keyof typeof event];
     });
     const [created] = await insertStatement(db, { rowColumns, resources: resourceIds.length, events: outbox.length, eventColumns }, values, { thenCommit: options.lastInTransaction === true });
     if (created?.id !== row.id) throw new Error('appointment insert: no row came back');
-    // In the order byIds answers them (resource_id order; ids are lowercase, so as strings too).
-    return { ...row, timezoneName, resourceIds: [...resourceIds].sort() };
+    return { ...row, timezoneName, resourceIds: ordered };
   },
 
   /**
@@ -455,6 +467,7 @@ const shapeKey = (shape: object) => JSON.stringify(shape);
 const pageStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortOrder; credential: boolean }, Record<string, unknown>, { data: string; machineContext: MachineContext | null }>((db, shape, value) => {
   const rows = guarded(filtered(db, shape, value), shape, value)
     .select(APPOINTMENT_COLUMNS)
+    .select(storedResourceIdsColumn)
     // row_number() numbers the page in its order, which json_agg keeps only when told (`order by`).
     .select(sql<number>`row_number() over (order by ${sortColumn(shape.sort)} ${sql.raw(shape.order)}, a.id ${sql.raw(shape.order)})`.as('n'))
     .orderBy(`a.${shape.sort}`, shape.order)
@@ -486,7 +499,11 @@ function guarded<Q extends ReturnType<typeof filtered>>(query: Q, shape: { crede
  */
 const insertStatement = reusableQuery<{ rowColumns: string[]; resources: number; events: number; eventColumns: string[] }, Record<string, unknown>, { id: string }>(
   (db, shape, value) => {
-    const row = Object.fromEntries(shape.rowColumns.map((column) => [column, value(`row.${column}`)])) as Insertable<AppointmentsTable>;
+    const row = {
+      ...Object.fromEntries(shape.rowColumns.map((column) => [column, value(`row.${column}`)])),
+      // The copy of its resource ids (migrations/0017), from the list its resource rows are made of.
+      resourceIds: sql`${value<string[]>('resourceIds')}::uuid[]`,
+    } as unknown as Insertable<AppointmentsTable>;
     const links = Array.from({ length: shape.resources }, (_, i) => ({
       companyId: value<string>('row.companyId'),
       appointmentId: value<string>('row.id'),
@@ -531,6 +548,7 @@ const afterStatement = reusableQuery<FilterShape & { sort: SortKey; order: SortO
     const column = sortColumn(shape.sort);
     let rows = guarded(filtered(db, shape, value), shape, value)
       .select(APPOINTMENT_COLUMNS)
+      .select(storedResourceIdsColumn)
       .select([
         sql<number>`floor(extract(epoch from ${column}) * 1000)::int8`.as('position'),
         sql<number>`row_number() over (order by ${column} ${sql.raw(shape.order)}, a.id ${sql.raw(shape.order)})`.as('n'),

@@ -207,7 +207,16 @@ export function createMigrationWrites(db: Db) {
     },
 
     async insertAppointments(trx: Db, rows: Array<Insertable<AppointmentsTable>>, resources: Array<Insertable<AppointmentResourcesTable>>) {
-      if (rows.length) await trx.insertInto('appointments').values(rows).execute();
+      // Each appointment carries the copy of its resource ids (migrations/0017), in resource_id
+      // order, from the list its resource rows are made of (ids are lowercase: as strings too).
+      const resourceIdsOf = new Map<string, string[]>();
+      for (const link of resources) {
+        const ids = resourceIdsOf.get(link.appointmentId);
+        if (ids) ids.push(link.resourceId);
+        else resourceIdsOf.set(link.appointmentId, [link.resourceId]);
+      }
+      const withIds = rows.map((row) => ({ ...row, resourceIds: sql`${(resourceIdsOf.get(row.id) ?? []).sort()}::uuid[]` })) as unknown as Array<Insertable<AppointmentsTable>>;
+      if (rows.length) await trx.insertInto('appointments').values(withIds).execute();
       if (resources.length) await trx.insertInto('appointmentResources').values(resources).execute();
     },
   };

@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -625,4 +626,53 @@ test('the repository refuses a cursor page size outside 1 to 100, as its stateme
   }
   const page = await appointmentRepository.afterJson(context.database.db, { companyId: s.tenant.companyId, filters: {}, sort: 'startTime', order: 'asc', limit: 100 }, null);
   assert.deepEqual([page.data, page.next], ['[]', null]);
+});
+
+test('an appointment carries its resource ids (migrations/0017), in resource_id order; a row written without them answers the same from its resource rows', async () => {
+  const s = await setup(context, { service: { roundRobin: 'COMBINED' }, resources: [{}, {}, {}] });
+  const d = dayAhead(17);
+  const booked = await create(s, { ...slot(d, '10:00'), ResourceIds: [s.resourceIds[2]!, s.resourceIds[0]!, s.resourceIds[1]!] });
+  const ordered = [...s.resourceIds].sort();
+  const stored = async () =>
+    (await sql<{ resourceIds: string[] | null }>`select resource_ids::text[] as "resourceIds" from appointments where company_id = ${s.tenant.companyId} and id = ${booked.id}`.execute(context.database.db)).rows[0]!.resourceIds;
+  assert.deepEqual(await stored(), ordered);
+  assert.deepEqual(booked.resourceIds, ordered);
+  const answers = async () => {
+    const own = json<Appointment>(await get(s, `/v3/appointment/${booked.id}`));
+    const paged = (await list(s, `LocationId=${s.locationId}&limit=100`)).data.find((row) => row.id === booked.id);
+    const walked = (await walk(s, 'limit=100')).rows.find((row) => row.id === booked.id);
+    return [own, paged, walked];
+  };
+  const withCopy = await answers();
+  for (const answer of withCopy) assert.deepEqual(answer?.resourceIds, ordered);
+  // Without the copy (a script, a fixture, a writer older than the column): read from appointment_resources.
+  await sql`update appointments set resource_ids = null where company_id = ${s.tenant.companyId} and id = ${booked.id}`.execute(context.database.db);
+  assert.equal(await stored(), null);
+  assert.deepEqual(await answers(), withCopy);
+});
+
+test('migrations/0017 fills each appointment\'s copy from its resource rows, in resource_id order (none: an empty list)', async () => {
+  const s = await setup(context, { service: { roundRobin: 'COMBINED' }, resources: [{}, {}, {}] });
+  const d = dayAhead(18);
+  const booked = await create(s, { ...slot(d, '10:00'), ResourceIds: [s.resourceIds[1]!, s.resourceIds[0]!] });
+  const fixture = await insertAppointment(context.database.db, { companyId: s.tenant.companyId, locationId: s.locationId, serviceId: s.serviceId, resourceIds: [s.resourceIds[2]!, s.resourceIds[0]!], start: DateTime.fromISO(`${d}T12:00`, { zone: 'Europe/London' }) });
+  const bare = await insertAppointment(context.database.db, { companyId: s.tenant.companyId, locationId: s.locationId, serviceId: s.serviceId, resourceIds: [], start: DateTime.fromISO(`${d}T14:00`, { zone: 'Europe/London' }) });
+  const copies = async () =>
+    new Map(
+      (await sql<{ id: string; stored: string[] | null }>`select id, resource_ids::text[] as stored from appointments where company_id = ${s.tenant.companyId}`.execute(context.database.db)).rows.map((row) => [row.id, row.stored]),
+    );
+  assert.equal((await copies()).get(fixture), null, 'a fixture writes no copy');
+  await sql`update appointments set resource_ids = null where company_id = ${s.tenant.companyId}`.execute(context.database.db);
+  // The migration's own statement, for this company only (other files share the database).
+  const migration = readFileSync(new URL('../../../migrations/0017_appointment_resource_ids.sql', import.meta.url), 'utf8');
+  const fill = migration.slice(migration.indexOf('update appointments')).trim().replace(/;$/, '');
+  await sql`${sql.raw(fill)} where a.company_id = ${s.tenant.companyId}`.execute(context.database.db);
+  assert.deepEqual(
+    await copies(),
+    new Map([
+      [booked.id, [s.resourceIds[0]!, s.resourceIds[1]!].sort()],
+      [fixture, [s.resourceIds[0]!, s.resourceIds[2]!].sort()],
+      [bare, []],
+    ]),
+  );
 });

@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { addMember, createTestContext, json, machineToken, TEST_SECRETS, uniqueEmail } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { startV1StandIn } from '../../helpers/v1-stand-in.js';
@@ -542,6 +543,15 @@ test('customers are matched by email within the company; appointments from today
     notes: 'Knee rehab',
     legacyId: '9201',
   });
+  // Each imported appointment carries the copy of its resource ids (migrations/0017), as its resource rows say.
+  const imported = await context.database.db
+    .selectFrom('appointments as a')
+    .select(['a.id', sql<string[] | null>`a.resource_ids::text[]`.as('stored'), sql<string[]>`array(select ar.resource_id::text from appointment_resources as ar where ar.company_id = a.company_id and ar.appointment_id = a.id order by ar.resource_id)`.as('rows')])
+    .where('a.companyId', '=', (await appointment('9201'))!.companyId)
+    .where('a.legacyId', 'is not', null)
+    .execute();
+  assert.equal(imported.length, 3);
+  for (const row of imported) assert.deepEqual(row.stored, row.rows, row.id);
   assert.equal((await appointment('9202'))!.status, 'RS');
   assert.equal((await appointment('9203'))!.status, 'CN');
   assert.equal(await appointment('9204'), null);

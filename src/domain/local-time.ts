@@ -18,17 +18,27 @@ export function localToInstant(date: string, time: string, zone: string): DateTi
 
 // Zone offset lookups are the slow part of Luxon (Intl formatting). The answer for a (date, time,
 // zone) never changes, so it is remembered; the table is bounded and simply starts over when full.
+// By zone, then time, then date: a key string built per call (zone|date|time) was most of what
+// a search's expansion of its recurring blocks allocated, two per occurrence, each hashed anew.
 const MEMO_LIMIT = 200_000;
-const memo = new Map<string, number>();
+const memo = new Map<string, Map<string, Map<string, number>>>();
+let remembered = 0;
 
 /** localToInstant as epoch milliseconds, remembered. */
 export function localToMillis(date: string, time: string, zone: string): number {
-  const key = `${zone}|${date}|${time}`;
-  const known = memo.get(key);
+  const known = memo.get(zone)?.get(time)?.get(date);
   if (known !== undefined) return known;
   const millis = resolve(date, time, zone).toMillis();
-  if (memo.size >= MEMO_LIMIT) memo.clear();
-  memo.set(key, millis);
+  if (remembered >= MEMO_LIMIT) {
+    memo.clear();
+    remembered = 0;
+  }
+  let byTime = memo.get(zone);
+  if (byTime === undefined) memo.set(zone, (byTime = new Map()));
+  let byDate = byTime.get(time);
+  if (byDate === undefined) byTime.set(time, (byDate = new Map()));
+  byDate.set(date, millis);
+  remembered++;
   return millis;
 }
 

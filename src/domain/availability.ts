@@ -368,16 +368,16 @@ function sortPositions(keys: Float64Array, positions: Int32Array, from: number, 
 }
 
 /**
- * Pairs of (item, group) grouped by group, each group in the order given (a counting sort):
+ * Items 0 to count - 1 grouped by their group (a counting sort), each group in item order:
  * `from[g]` to `from[g + 1]` in `items` are group g's.
  */
-function groupPairs(pairItems: number[], pairGroups: number[], groups: number): { from: Int32Array; items: Int32Array } {
+function groupItems(count: number, groupOfItem: Int32Array, groups: number): { from: Int32Array; items: Int32Array } {
   const from = new Int32Array(groups + 1);
-  for (const g of pairGroups) from[g + 1]!++;
+  for (let p = 0; p < count; p++) from[groupOfItem[p]! + 1]!++;
   for (let g = 0; g < groups; g++) from[g + 1]! += from[g]!;
   const fill = from.slice(0, groups);
-  const items = new Int32Array(pairItems.length);
-  for (let p = 0; p < pairItems.length; p++) items[fill[pairGroups[p]!]!++] = pairItems[p]!;
+  const items = new Int32Array(count);
+  for (let p = 0; p < count; p++) items[fill[groupOfItem[p]!]!++] = p;
   return { from, items };
 }
 
@@ -394,30 +394,35 @@ interface BusyColumns {
 
 function busyColumns(busy: BusyInterval[], groupOf: Map<string, number>, ignoreExternal: boolean): BusyColumns {
   const everyone: Interval[] = [];
-  const ownStart: number[] = [];
-  const ownEnd: number[] = [];
-  const pairGroups: number[] = [];
-  for (const b of busy) {
+  // Typed arrays sized for every interval: lists grown one push at a time were most of what this
+  // step allocated (issue 18), and numbers read from typed arrays stay unboxed in the merge below.
+  const ownStart = new Float64Array(busy.length);
+  const ownEnd = new Float64Array(busy.length);
+  const ownGroup = new Int32Array(busy.length);
+  let own = 0;
+  for (let i = 0; i < busy.length; i++) {
+    const b = busy[i]!;
     if (ignoreExternal && b.external) continue;
     if (b.resourceId === null) everyone.push({ start: b.start, end: b.end });
     else {
       const g = groupOf.get(b.resourceId);
       // Empty intervals are dropped, as normalise drops them.
       if (g === undefined || !(b.end > b.start)) continue;
-      ownStart.push(b.start);
-      ownEnd.push(b.end);
-      pairGroups.push(g);
+      ownStart[own] = b.start;
+      ownEnd[own] = b.end;
+      ownGroup[own++] = g;
     }
   }
   const shared = normalise(everyone);
-  const starts = Float64Array.from(ownStart);
-  const { from: ownFrom, items } = groupPairs(Array.from(ownStart.keys()), pairGroups, groupOf.size);
+  const sharedStart = Float64Array.from(shared, (interval) => interval.start);
+  const sharedEnd = Float64Array.from(shared, (interval) => interval.end);
+  const { from: ownFrom, items } = groupItems(own, ownGroup, groupOf.size);
   const groups = groupOf.size;
-  const capacity = ownStart.length + groups * shared.length;
+  const capacity = own + groups * shared.length;
   const columns: BusyColumns = { from: new Int32Array(groups + 1), start: new Float64Array(capacity), end: new Float64Array(capacity) };
   let length = 0;
   for (let g = 0; g < groups; g++) {
-    sortPositions(starts, items, ownFrom[g]!, ownFrom[g + 1]!);
+    sortPositions(ownStart, items, ownFrom[g]!, ownFrom[g + 1]!);
     columns.from[g] = length;
     // Merge the two lists by start, joining what overlaps or touches (the rule of normalise).
     let s = 0;
@@ -426,9 +431,9 @@ function busyColumns(busy: BusyInterval[], groupOf: Map<string, number>, ignoreE
     while (s < shared.length || o < ownTo) {
       let start: number;
       let end: number;
-      if (o >= ownTo || (s < shared.length && shared[s]!.start <= starts[items[o]!]!)) {
-        start = shared[s]!.start;
-        end = shared[s++]!.end;
+      if (o >= ownTo || (s < shared.length && sharedStart[s]! <= ownStart[items[o]!]!)) {
+        start = sharedStart[s]!;
+        end = sharedEnd[s++]!;
       } else {
         start = ownStart[items[o]!]!;
         end = ownEnd[items[o++]!]!;

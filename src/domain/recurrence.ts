@@ -1,4 +1,5 @@
 import { localToMillis } from './local-time.js';
+import { minutesOfDay } from './weekly-availability.js';
 
 /**
  * Recurring blocks: a structured rule (not an RFC 5545 string) of wall-clock times in an IANA
@@ -25,21 +26,6 @@ export interface RecurrenceRule {
   weekdays?: number[] | null;
   /** MONTHLY: 1-31. Default: the start date's day. */
   dayOfMonth?: number | null;
-}
-
-/** Minutes of an "HH:MM" time. */
-function minutes(time: string): number {
-  // By character codes when the time is five characters "DD:DD" (the schema's pattern): every
-  // search expands every recurring block, and a split per call was an array and three strings.
-  if (time.length === 5 && time.charCodeAt(2) === 58) {
-    const h1 = time.charCodeAt(0) - 48;
-    const h2 = time.charCodeAt(1) - 48;
-    const m1 = time.charCodeAt(3) - 48;
-    const m2 = time.charCodeAt(4) - 48;
-    if (h1 >= 0 && h1 <= 9 && h2 >= 0 && h2 <= 9 && m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9) return (h1 * 10 + h2) * 60 + m1 * 10 + m2;
-  }
-  const [h, m] = time.split(':').map(Number) as [number, number];
-  return h * 60 + m;
 }
 
 const DAY_MS = 86_400_000;
@@ -155,7 +141,7 @@ export function recurrenceIntervals(rule: RecurrenceRule, startMs: number, endMs
   const occurrences: OccurrenceMillis[] = [];
   const days = occurrenceDays(rule, Math.floor(startMs / DAY_MS) - 2, Math.floor(endMs / DAY_MS) + 1);
   if (days.length === 0) return occurrences;
-  const crossesMidnight = minutes(rule.endTime) <= minutes(rule.startTime) && rule.endTime !== '24:00';
+  const crossesMidnight = minutesOfDay(rule.endTime) <= minutesOfDay(rule.startTime) && rule.endTime !== '24:00';
   for (const day of days) {
     const date = dateOf(day);
     const start = localToMillis(date, rule.startTime, rule.iana);

@@ -24,6 +24,16 @@ describe('minutesOfDay', () => {
   test('every minute of the day round-trips through HH:MM', () => {
     fc.assert(fc.property(fc.integer({ min: 0, max: 1440 }), (minutes) => minutesOfDay(hhmm(minutes)) === minutes));
   });
+
+  test('any text reads as hours, a colon and minutes split apart: the character-code reading of DD:DD agrees with it', () => {
+    const bySplit = (time: string) => {
+      const [hours, minutes] = time.split(':').map(Number);
+      return hours! * 60 + minutes!;
+    };
+    const digit = fc.constantFrom(...'0123456789', 'a', ' ', '/', ':', '٣');
+    const fiveChars = fc.tuple(digit, digit, fc.constantFrom(':', '.', '9'), digit, digit).map((chars) => chars.join(''));
+    fc.assert(fc.property(fc.oneof(fiveChars, fc.string({ maxLength: 8 })), (time) => Object.is(minutesOfDay(time), bySplit(time))));
+  });
 });
 
 describe('weeklyScheduleProblems', () => {

@@ -130,7 +130,7 @@ export interface AvailabilityInput {
 export interface Slot {
   startTime: string;
   endTime: string;
-  /** Read only: slots with the same free resources share one list (emitSlots). */
+  /** Read only: a RANDOM or BALANCED search's slots of one resource share one list (emitSlots). */
   resourceIds: readonly string[];
   remaining: number;
 }
@@ -470,50 +470,43 @@ interface Search {
  * from one search to the next (issue 18). Allocated per search, a 31-day search of 50 resources
  * made about 1.5 MB of them, zeroed when allocated and collected soon after: most of what it
  * allocated, and its garbage collection took a fifth of its time. They are never part of a result.
- * Arrays may be longer than asked: readers go by the search's own bounds, never by their length.
+ * Each may be longer than asked: readers go by the search's own bounds, never by its length.
  */
 interface SearchArrays {
-  /** A Float64Array of at least `length` entries, its contents undefined. */
-  float64(slot: 0 | 1, length: number): Float64Array;
-  /** Keeps `array` (grown from slot's) for the next search. */
-  keep(slot: 0 | 1, array: Float64Array): void;
-  /** An Int32Array of at least `length` entries, the first `length` zero. */
-  zeroedInt32(length: number): Int32Array;
+  /** At least `length` entries, contents undefined. */
+  starts(length: number): Float64Array;
+  /** At least `length` entries, contents undefined. */
+  units(length: number): Float64Array;
+  /** At least `length` entries, the first `length` zero. */
+  marks(length: number): Int32Array;
 }
 
 /** Larger arrays are not kept, so one huge search does not hold its memory for the process. */
 const KEPT_ENTRIES_MAX = 1 << 21;
 
-function keptSearchArrays(): SearchArrays {
-  const floats: Float64Array[] = [new Float64Array(0), new Float64Array(0)];
-  let ints = new Int32Array(0);
-  return {
-    float64(slot, length) {
-      if (floats[slot]!.length >= length) return floats[slot]!;
-      const array = new Float64Array(length);
-      if (length <= KEPT_ENTRIES_MAX) floats[slot] = array;
-      return array;
-    },
-    keep(slot, array) {
-      if (array.length <= KEPT_ENTRIES_MAX) floats[slot] = array;
-    },
-    zeroedInt32(length) {
-      if (ints.length < length) {
-        const array = new Int32Array(length);
-        if (length <= KEPT_ENTRIES_MAX) ints = array;
-        return array;
-      }
-      ints.fill(0, 0, length);
-      return ints;
-    },
+/** Arrays of at least a length, the one kept last when it is long enough. */
+function reused<A extends Float64Array | Int32Array>(make: (length: number) => A): (length: number) => A {
+  let kept = make(0);
+  return (length) => {
+    if (kept.length >= length) return kept;
+    const array = make(length);
+    if (length <= KEPT_ENTRIES_MAX) kept = array;
+    return array;
   };
+}
+
+function keptSearchArrays(): SearchArrays {
+  const starts = reused((length) => new Float64Array(length));
+  const units = reused((length) => new Float64Array(length));
+  const marks = reused((length) => new Int32Array(length));
+  return { starts, units, marks: (length) => marks(length).fill(0, 0, length) };
 }
 
 /** Arrays of one search's own. */
 const freshSearchArrays: SearchArrays = {
-  float64: (_slot, length) => new Float64Array(length),
-  keep: () => {},
-  zeroedInt32: (length) => new Int32Array(length),
+  starts: (length) => new Float64Array(length),
+  units: (length) => new Float64Array(length),
+  marks: (length) => new Int32Array(length),
 };
 
 /** The process's kept arrays, and whether a search is using them now. */
@@ -531,7 +524,7 @@ function candidateStarts(search: Search, windowsOf: Interval[][], arrays: Search
   // Counted from the windows, so the array is allocated once (grown only if the count was short).
   let capacity = 16;
   for (const windows of windowsOf) for (const w of windows) if (w.end - w.start >= durationMs) capacity += Math.floor((w.end - w.start - durationMs) / stepMs) + 2;
-  let starts = arrays.float64(0, capacity);
+  let starts: Float64Array = arrays.starts(capacity);
   const from = new Int32Array(windowsOf.length + 1);
   let length = 0;
   for (let r = 0; r < windowsOf.length; r++) {
@@ -558,7 +551,6 @@ function candidateStarts(search: Search, windowsOf: Interval[][], arrays: Search
           const grown = new Float64Array(length * 2);
           grown.set(starts);
           starts = grown;
-          arrays.keep(0, grown);
         }
         starts[length++] = start;
       }
@@ -576,7 +568,7 @@ function candidateStarts(search: Search, windowsOf: Interval[][], arrays: Search
  */
 function occupancy(search: Search, appointments: ActiveAppointment[], resourcesOf: Record<string, number[]>, starts: Float64Array, from: Int32Array, arrays: SearchArrays): Int32Array {
   const { serviceId, durationMs, paddingMs } = search;
-  const marks = arrays.zeroedInt32(from[from.length - 1]!);
+  const marks = arrays.marks(from[from.length - 1]!);
   for (let i = 0; i < appointments.length; i++) {
     const a = appointments[i]!;
     const until = a.end + a.padding * MINUTE;
@@ -919,7 +911,7 @@ function searchWith(input: AvailabilityInput, arrays: SearchArrays): Availabilit
     }
     const marks = occupancy(search, input.appointments, resourcesOf, candidates.starts, candidates.from, arrays);
     const busy = busyColumns(input.busy, groupOf, input.ignoreExternalEvents ?? service.ignoreExternalEvents ?? false);
-    runs = { starts: candidates.starts, units: arrays.float64(1, candidates.from[resources.length]!) };
+    runs = { starts: candidates.starts, units: arrays.units(candidates.from[resources.length]!) };
     for (const [r, resource] of resources.entries()) {
       runStart[r] = candidates.from[r]!;
       runEnd[r] = freeSlots(search, r, resource, candidates.starts, candidates.from, marks, busy, groupOf.get(resource.id)!, runs.units);

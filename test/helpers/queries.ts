@@ -9,7 +9,8 @@ export interface SentStatement {
 /**
  * The calls of node-postgres's Client.query while `work` runs, with their values: each is one
  * exchange with the database (a statement, perhaps with its transaction's begin or commit riding
- * along, src/platform/database/transaction-control.ts). Both databases run through node-postgres.
+ * along, or another statement in front of it, whose text then comes first:
+ * src/platform/database/transaction-control.ts). Both databases run through node-postgres.
  */
 export async function statementsDuring(work: () => Promise<unknown>): Promise<SentStatement[]> {
   const sent: SentStatement[] = [];
@@ -18,8 +19,10 @@ export async function statementsDuring(work: () => Promise<unknown>): Promise<Se
     const [first, second] = args;
     if (typeof first === 'string') sent.push({ text: first, values: Array.isArray(second) ? second : [] });
     else {
-      const config = first as { text?: unknown; values?: unknown[] } | null;
-      sent.push({ text: String(config?.text ?? ''), values: config?.values ?? [] });
+      // A statement with another in front of it in its exchange (transaction-control.ts, withLeading): one exchange, both texts.
+      const config = first as { text?: unknown; values?: unknown[]; leadingText?: string } | null;
+      const text = String(config?.text ?? '');
+      sent.push({ text: config?.leadingText ? `${config.leadingText}\n${text}` : text, values: config?.values ?? [] });
     }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;

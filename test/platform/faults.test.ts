@@ -346,6 +346,49 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     assert.equal(rows[0]!.status, 'CN');
   });
 
+  test('a new booking that found its lock held waits, then checks the slot again under the lock: filled meanwhile, it is refused', async () => {
+    // The booking's first read goes with its try of the locks (appointments/slot.ts,
+    // lockAndCheckSlot); with a lock held that read is only the fast refusal's. Here it finds the
+    // slot free, and the transaction holding the lock fills the slot before it lets go.
+    const s = await world(waiting.app);
+    const id = await holdAt(waiting.app, s, '15:00');
+    const setStatus = (status: string) =>
+      Promise.all([
+        admin.query('update appointments set status = $3 where company_id = $1 and id = $2', [s.tenant.companyId, id, status]),
+        admin.query('update appointment_resources set status = $3 where company_id = $1 and appointment_id = $2', [s.tenant.companyId, id, status]),
+      ]);
+    await setStatus('CN');
+    await admin.query('begin');
+    let booking: ReturnType<typeof book> | undefined;
+    try {
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+      booking = book(waiting.app, s, slot(dayAhead(), '15:00'));
+      await untilWaitingOnLock();
+      await setStatus('BK');
+      await admin.query('commit');
+    } catch (error) {
+      await admin.query('rollback');
+      throw error;
+    }
+    const answer = await booking;
+    assert.equal(answer.statusCode, 400, answer.body);
+    assert.equal(json(answer).code, 'BOOKING-105');
+    const { rows } = await admin.query('select id from appointments where company_id = $1', [s.tenant.companyId]);
+    assert.deepEqual(rows.map((r: { id: string }) => r.id), [id], 'no second appointment in the slot');
+
+    // Not filled meanwhile: the booking goes through once the lock is free.
+    await admin.query('begin');
+    try {
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+      booking = book(waiting.app, s, slot(dayAhead(), '16:00'));
+      await untilWaitingOnLock();
+    } finally {
+      await admin.query('commit');
+    }
+    const later = await booking;
+    assert.equal(later.statusCode, 201, later.body);
+  });
+
   test('a slot already full is refused at once (BOOKING-105) even while another transaction holds its lock', async () => {
     const s = await world(bounded.app);
     const first = await book(bounded.app, s, slot(dayAhead(), '12:00'));

@@ -1,5 +1,6 @@
-// A transaction's begin sent with its first statement, and its commit with a statement marked as
-// its last (src/platform/database/transaction-control.ts): fewer exchanges, the same transaction.
+// A transaction's begin sent with its first statement, its commit with a statement marked as its
+// last, and a statement sent in front of another (src/platform/database/transaction-control.ts):
+// fewer exchanges, the same transaction, the same order.
 // On the embedded database, and on a PostgreSQL server when TEST_DATABASE_URL is set (CI's second pass).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle, Db } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
-import { thenCommit } from '../../src/platform/database/transaction-control.js';
+import { LeadingStatement, thenCommit, withLeading } from '../../src/platform/database/transaction-control.js';
 import { isCommitOutcomeUnknown, isDatabaseUnavailable } from '../../src/platform/database/errors.js';
 import { createDedicatedDatabase, openEmbedded } from '../helpers/app.js';
 import { queriesDuring } from '../helpers/queries.js';
@@ -25,6 +26,13 @@ const values = async (db: Db) => (await sql<{ a: number }>`select a from t where
 const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
 /** An insert of `a` marked as the last statement of its transaction. */
 const insertThenCommit = (db: Db, a: unknown) => db.executeQuery(thenCommit(CompiledQuery.raw('insert into t (a) values ($1)', [a])));
+
+/** `values` (above) with an insert of `a` sent in front of it (withLeading): the rows it read, and the insert's answer. */
+async function valuesAfterInsert(db: Db, a: unknown, query: CompiledQuery<{ a: number }> = sql<{ a: number }>`select a from t where a >= ${0} order by a`.compile(db)) {
+  const leading = new LeadingStatement('insert into t (a) values ($1)', [a]);
+  const read = await db.executeQuery(withLeading(query, leading));
+  return { read: read.rows.map((r) => r.a), inserted: (await leading.result).rowCount };
+}
 
 function suite(open: () => Promise<DatabaseHandle>) {
   /** A handle of one connection with an empty table t (a < 100); every statement above has run twice, so it is prepared. */
@@ -137,6 +145,72 @@ function suite(open: () => Promise<DatabaseHandle>) {
       await insert(db, 1);
     }
     assert.deepEqual(await values(db), [1, 1]);
+  });
+
+  test('a statement with another in front of it: one exchange, in order, in one transaction, with both answers', async () => {
+    const db = await ready();
+    let seen: Awaited<ReturnType<typeof valuesAfterInsert>> | undefined;
+    const sent = await exchanges(() => transaction(db, async (trx) => void (seen = await valuesAfterInsert(trx, 7))));
+    assert.equal(sent, 2, 'begin, the insert and the read in one exchange; then commit');
+    assert.deepEqual(seen, { read: [7], inserted: 1 }, 'the read ran after the insert and saw it');
+    assert.deepEqual(await values(db), [7]);
+    const ids = await transaction(db, async (trx) => {
+      const leading = new LeadingStatement('select txid_current()::text as id, $1::int as one', [1]);
+      const main = await trx.executeQuery(withLeading(sql<{ id: string }>`select txid_current()::text as id, ${1}::int as one`.compile(trx), leading));
+      return [((await leading.result).rows[0] as { id: string }).id, main.rows[0]!.id];
+    });
+    assert.equal(ids[0], ids[1], 'both in the transaction');
+    // Outside a transaction: one exchange as well.
+    assert.equal(await exchanges(async () => assert.deepEqual(await valuesAfterInsert(db, 8), { read: [7, 8], inserted: 1 })), 1);
+  });
+
+  test('either statement failing fails both, and the transaction commits nothing', async () => {
+    const db = await ready();
+    // The leading statement fails: the server skips the other.
+    let leading: LeadingStatement | undefined;
+    await assert.rejects(
+      transaction(db, async (trx) => {
+        await insert(trx, 1);
+        leading = new LeadingStatement('insert into t (a) values ($1)', [100]);
+        await trx.executeQuery(withLeading(sql`select a from t where a >= ${0} order by a`.compile(trx), leading));
+      }),
+      (error: { code?: string }) => error.code === '23514',
+    );
+    await assert.rejects(leading!.result, (error: { code?: string }) => error.code === '23514');
+    // The led statement fails after the leading one ran.
+    await assert.rejects(
+      transaction(db, async (trx) => valuesAfterInsert(trx, 2, CompiledQuery.raw('insert into t (a) values ($1)', [100]) as unknown as CompiledQuery<{ a: number }>)),
+      (error: { code?: string }) => error.code === '23514',
+    );
+    assert.deepEqual(await values(db), [], 'neither transaction left anything');
+    await transaction(db, (trx) => valuesAfterInsert(trx, 3));
+    assert.deepEqual(await values(db), [3], 'the connection works after');
+  });
+
+  test('with the commit along: begin, both statements and commit in one exchange', async () => {
+    const db = await ready();
+    const sent = await exchanges(() =>
+      transaction(db, async (trx) => {
+        const leading = new LeadingStatement('insert into t (a) values ($1)', [1]);
+        await trx.executeQuery(withLeading(thenCommit(CompiledQuery.raw('insert into t (a) values ($1)', [2])), leading));
+        assert.equal((await leading.result).rowCount, 1);
+      }),
+    );
+    assert.equal(sent, 1);
+    assert.deepEqual(await values(db), [1, 2]);
+  });
+
+  test('a led statement not yet prepared on the connection goes in an exchange of its own, after the leading one', async () => {
+    const db = await ready();
+    // A new text: unnamed the first time (one exchange), named the second and then prepared first,
+    // which the leading statement's answers must not be taken for (two exchanges), prepared after.
+    const query = () => sql<{ a: number }>`select a from t where a > ${-1} order by a`.compile(db);
+    const counts: number[] = [];
+    for (const a of [1, 2, 3]) {
+      counts.push(await exchanges(() => transaction(db, async (trx) => assert.deepEqual((await valuesAfterInsert(trx, a, query())).inserted, 1))));
+    }
+    assert.deepEqual(counts, [2, 3, 2]);
+    assert.deepEqual(await values(db), [1, 2, 3]);
   });
 
   test('outside a transaction the mark changes nothing', async () => {

@@ -157,19 +157,20 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
         const publicHold = kind === 'hold' && principal.kind === 'public' && ctx.publicHoldsPerCompany !== undefined;
         const check = { companyId, customerId, now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
-        // Someone holds one of these locks: when what is committed already fills the slot, refuse
-        // now instead of queueing behind them only to be refused (the fast refusal of issue 11).
-        await repo.lock(
-          trx,
-          [
-            ...lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }),
-            // Public holds of a company are counted under a lock of their own, so the cap holds.
-            ...(publicHold ? [`${companyId}:public-holds`] : []),
-          ],
-          { whenContended: async () => void (await slots.checkSlot(trx, slot, check)) },
-        );
-        if (publicHold) await assertPublicHoldRoom(trx, companyId, ctx.publicHoldsPerCompany!, now);
-        const resourceIds = await slots.checkSlot(trx, slot, check);
+        const keys = lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) });
+        let resourceIds: string[];
+        if (publicHold) {
+          // Public holds of a company are counted under a lock of their own, so the cap holds; the
+          // count is read between the locks and the slot's check. Someone holds one of these locks:
+          // when what is committed already fills the slot, refuse now instead of queueing behind
+          // them only to be refused (the fast refusal of issue 11).
+          await repo.lock(trx, [...keys, `${companyId}:public-holds`], { whenContended: async () => void (await slots.checkSlot(trx, slot, check)) });
+          await assertPublicHoldRoom(trx, companyId, ctx.publicHoldsPerCompany!, now);
+          resourceIds = await slots.checkSlot(trx, slot, check);
+        } else {
+          // The same, with the locks' first statement and the slot's read in one exchange.
+          resourceIds = await slots.lockAndCheckSlot(trx, keys, slot, check);
+        }
         const id = randomUUID();
         const row = newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents });
         const answer: AppointmentRow = { ...row, timezoneName: prepared.location.timezoneName, resourceIds: [...resourceIds].sort() };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../platform/database/schema.js';
 import { toApi } from './mapper.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { ValueOf } from '../../platform/database/reusable-query.js';
-import { thenCommit } from '../../platform/database/transaction-control.js';
+import { LeadingStatement, thenCommit } from '../../platform/database/transaction-control.js';
 import { machineContextColumn, machineCredentialGood } from '../../platform/auth/credential-check.js';
 import type { MachineContext } from '../../platform/auth/credential-check.js';
 
@@ -142,6 +142,9 @@ const apiRow = sql`lateral (select p.id, p.company_id as "companyId", p.location
     p.rescheduled_from_id as "rescheduledFromId", p.rescheduled_to_id as "rescheduledToId", p.legacy_id as "legacyId",
     ${isoTime('p.created_at')} as "createdAt", ${isoTime('p.updated_at')} as "updatedAt") as x`;
 
+/** The try of every lock without waiting (migrations/0006): lock()'s first statement, and tryLocks'. */
+const TRY_LOCKS = 'select slotwise_try_advisory_xact_locks($1::text[]) as taken';
+
 /** The column a list sorts by (with a.id after it). */
 const sortColumn = (sort: SortKey) => sql.raw(sort === 'startTime' ? 'a.start_time' : 'a.created_at');
 
@@ -162,13 +165,38 @@ export const appointmentRepository = {
     if (options.whenContended) {
       // Without waiting first: a booking that would only be refused must not queue behind the
       // transaction that is taking its slot (see migrations/0006).
-      const tried = await sql<{ taken: number }>`select slotwise_try_advisory_xact_locks(${unique}::text[]) as taken`.execute(db);
+      const tried = await db.executeQuery(CompiledQuery.raw(TRY_LOCKS, [unique]) as CompiledQuery<{ taken: number }>);
       taken = Number(tried.rows[0]!.taken);
       if (taken < 0) return;
       await options.whenContended();
     }
-    // The wait is bounded by the connection's lock_timeout (DATABASE_LOCK_TIMEOUT_MS); past it the
-    // statement fails with lock_not_available and the operation answers 409 BOOKING-137.
+    await appointmentRepository.lockRest(db, unique, taken);
+  },
+
+  /**
+   * The first step of lock() with whenContended, as a statement to send in front of the booking's
+   * first read under the locks, in the same exchange (slot.ts, lockAndCheckSlot): it tries every
+   * lock without waiting. Its text is lock()'s own (TRY_LOCKS), so both share one prepared statement.
+   */
+  tryLocks(keys: string[]): LeadingStatement {
+    return new LeadingStatement(TRY_LOCKS, [[...new Set(keys)]]);
+  },
+
+  /** What a tryLocks statement answered: -1 when it took every lock, else how many it took (in lock order) before one was held. */
+  async locksTaken(tried: LeadingStatement): Promise<number> {
+    // Read after the statement it led has answered; unsent, it would never answer.
+    if (!tried.settled) throw new Error('tryLocks was read before a statement carried it (transaction-control.ts, withLeading)');
+    return Number(((await tried.result).rows[0] as { taken: number | string }).taken);
+  },
+
+  /**
+   * Takes the locks of `keys` that a try left (from `taken` on, in the order of the lock ids),
+   * waiting for them. The wait is bounded by the connection's lock_timeout
+   * (DATABASE_LOCK_TIMEOUT_MS); past it the statement fails with lock_not_available and the
+   * operation answers 409 BOOKING-137.
+   */
+  async lockRest(db: Db, keys: string[], taken: number): Promise<void> {
+    const unique = [...new Set(keys)];
     await sql`select count(pg_advisory_xact_lock(h)) from (select distinct hashtextextended(k, 0) as h from unnest(${unique}::text[]) as k order by h offset ${taken}) as locks`.execute(db);
   },
 

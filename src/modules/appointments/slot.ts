@@ -10,7 +10,9 @@ import { isResourceRole } from '../catalog/scope.js';
 import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
 import type { PreparedSearch, ServiceRow, TargetRequest } from '../availability/target.js';
+import { appointmentRepository } from './repository.js';
 import type { AppointmentRow } from './repository.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import type { BusyAppointmentRow } from '../availability/repository.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
@@ -192,7 +194,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
    * Inside the booking transaction, after the locks: the limits and the slot itself, against what is
    * committed now. Returns the resources the appointment takes.
    */
-  async function checkSlot(trx: Db, slot: PreparedSlot, check: SlotCheck): Promise<string[]> {
+  async function checkSlot(trx: Db, slot: PreparedSlot, check: SlotCheck, leading?: LeadingStatement): Promise<string[]> {
     const { prepared, mode, roundRobin, startMs, date } = slot;
     const inputs = await loadEngineInputs(ctx.reads(trx), check.companyId, prepared, {
       startDate: date,
@@ -200,6 +202,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       CustomerId: check.customerId,
       now: check.now,
       excludeAppointmentIds: check.exclude,
+      leading,
     });
     const limit = limitProblem(
       prepared.service,
@@ -237,10 +240,28 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     throw new ApiError(400, msg, [fieldError('body', 'Unavailability.startTime', msg)]);
   }
 
+  /**
+   * The booking's advisory locks and checkSlot in one exchange: repository.lock with whenContended
+   * (try every lock without waiting; when one is held, refuse at once if what is committed already
+   * fills the slot, else wait for the rest), where the try goes in front of checkSlot's read
+   * (platform/database/transaction-control.ts, withLeading). With every lock taken, the read ran
+   * after them and saw everything committed before: it is the check. With one held, the read is
+   * the fast refusal's, and the check runs again once the rest are taken.
+   */
+  async function lockAndCheckSlot(trx: Db, keys: string[], slot: PreparedSlot, check: SlotCheck): Promise<string[]> {
+    const tried = appointmentRepository.tryLocks(keys);
+    const resourceIds = await checkSlot(trx, slot, check, tried);
+    const taken = await appointmentRepository.locksTaken(tried);
+    if (taken < 0) return resourceIds;
+    await appointmentRepository.lockRest(trx, keys, taken);
+    return checkSlot(trx, slot, check);
+  }
+
   return {
     prepareSlot,
     prepareStoredSlot,
     checkSlot,
+    lockAndCheckSlot,
     committedFull: (companyId: string, slot: PreparedSlot, now: number) => committedFull(committed, companyId, slot, now),
   };
 }

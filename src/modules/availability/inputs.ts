@@ -7,6 +7,7 @@ import { recurrenceIntervals } from '../../domain/recurrence.js';
 import { addDays, localDateOfMillis, localDayFinder, localToMillis, weekdayIndex } from '../../domain/local-time.js';
 import type { AvailabilityRepository, EngineWindowRows, PackedBusyRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 
 /** The reads loadEngineInputs makes. */
 export type EngineReads = Pick<
@@ -22,6 +23,8 @@ export interface EngineInputRequest {
   now: number;
   /** The appointment being booked or changed, which must not compete with itself. */
   excludeAppointmentIds?: string[] | undefined;
+  /** A statement sent in front of the window's read, in its exchange (a booking's locks: appointments/slot.ts). */
+  leading?: LeadingStatement | undefined;
 }
 
 /**
@@ -47,21 +50,22 @@ export async function loadEngineInputs(repository: EngineReads, companyId: strin
   const window = { from: new Date(from), to: new Date(to), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
   const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
 
-  // One statement for the window (engineWindow); allocations, rare, only for allocation services.
-  const [rows, allocations] = await Promise.all([
-    repository.engineWindow(companyId, {
-      scope,
-      from: window.from,
-      to: window.to,
-      fromDate: loadFromDate,
-      toDate: loadToDate,
-      now: window.now,
-      excludeIds: excludeAppointmentIds,
-      customerId: request.CustomerId,
-      dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
-    }),
-    service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined),
-  ]);
+  // One statement for the window (engineWindow); allocations, rare, only for allocation services,
+  // and after the window's read when a statement leads it (the booking's locks come first).
+  const windowRows = repository.engineWindow(companyId, {
+    scope,
+    from: window.from,
+    to: window.to,
+    fromDate: loadFromDate,
+    toDate: loadToDate,
+    now: window.now,
+    excludeIds: excludeAppointmentIds,
+    customerId: request.CustomerId,
+    dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
+    leading: request.leading,
+  });
+  const readAllocations = () => (service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined));
+  const [rows, allocations] = request.leading ? [await windowRows, await readAllocations()] : await Promise.all([windowRows, readAllocations()]);
   const { holidays } = rows;
 
   const busy = busyIntervals(rows, zone, from, to);

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { InferResult } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import { machineContextColumn } from '../../platform/auth/credential-check.js';
 import type { MachineContext } from '../../platform/auth/credential-check.js';
 import type { RecurringBlocksTable } from '../../platform/database/schema.js';
@@ -344,6 +345,11 @@ export interface EngineWindowRequest extends AppointmentWindow {
   customerId?: string | null | undefined;
   /** The service has a daily limit (count or minutes): only then are its bookings per day read. */
   dailyLimits: boolean;
+  /**
+   * A statement to send in front of the window's, in the same exchange (a booking's advisory
+   * locks: appointments/slot.ts, lockAndCheckSlot); the window's read runs after it.
+   */
+  leading?: LeadingStatement | undefined;
 }
 
 /** Busy time in epoch milliseconds; resourceId null closes every resource. */
@@ -660,7 +666,7 @@ function appointmentReads(db: Db) {
       endsAfter: bounds.endsAfter,
       excludeIds,
       customerId: request.customerId ?? null,
-    });
+    }, { leading: request.leading });
     // The packed times are milliseconds after the window's start (msAfter).
     const baseMs = request.from.getTime();
     return {

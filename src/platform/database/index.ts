@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
 import { isCommitOutcomeUnknown, markCommitOutcomeUnknown, markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
-import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, sendWithControl } from './transaction-control.js';
+import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, leadingOf, sendPipelined, sendWithControl } from './transaction-control.js';
 import type { StatementNamer } from './prepared-statements.js';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
@@ -92,8 +92,11 @@ function markingErrors(
       const query = (...args: unknown[]): unknown => {
         const [first, values] = args;
         const text = typeof first === 'string' ? first : String((first as { text?: unknown }).text ?? '');
+        // A statement sent in front of this one, in the same exchange (transaction-control.ts, withLeading).
+        const leading = typeof first === 'string' && Array.isArray(values) ? leadingOf(values) : undefined;
+        if (leading) onStatement?.(leading.text);
         onStatement?.(text);
-        const parameters = Array.isArray(values) ? (values as unknown[]) : [];
+        const parameters = Array.isArray(values) ? (leading ? (values as unknown[]).slice(1) : (values as unknown[])) : [];
         // Kysely's own transaction statements, always sent as these exact texts.
         if (text === 'begin' && parameters.length === 0) {
           inTransaction = true;
@@ -120,7 +123,22 @@ function markingErrors(
         const name = namer && typeof first === 'string' && parameters.length > 0 ? namer.nameFor(client, first) : undefined;
         const commitAlong = inTransaction && typeof first === 'string' && isThenCommit(text);
         let sent: unknown;
-        if (beginDeferred || commitAlong) {
+        if (leading) {
+          const begin = beginDeferred;
+          beginDeferred = false;
+          const leadName = namer && leading.values.length > 0 ? namer.nameFor(client, leading.text) : undefined;
+          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leading.values, name: leadName }, { text, values: parameters, name }, { begin, commit: commitAlong }).then(
+            (results) => {
+              leading.resolve(results.lead);
+              return results.main;
+            },
+            (error: unknown) => {
+              leading.reject(markFromDatabase(error));
+              return Promise.reject(error);
+            },
+          );
+          if (commitAlong) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
+        } else if (beginDeferred || commitAlong) {
           const begin = beginDeferred;
           beginDeferred = false;
           sent = sendWithControl(client as unknown as pg.Client, { text, values: parameters, name }, { begin, commit: commitAlong });
@@ -146,7 +164,7 @@ function markingErrors(
               onNamingStopped?.(error);
             }
             // Inside a transaction the statement aborted it: platform/database/transaction.ts runs it again.
-            if (!inTransaction) return (send(args) as Promise<unknown>).catch((again: unknown) => Promise.reject(markFromDatabase(again)));
+            if (!inTransaction && !leading) return (send(args) as Promise<unknown>).catch((again: unknown) => Promise.reject(markFromDatabase(again)));
           }
           return Promise.reject(markFromDatabase(error));
         });

@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import type { Db } from './index.js';
-import { thenCommit } from './transaction-control.js';
+import { thenCommit, withLeading } from './transaction-control.js';
+import type { LeadingStatement } from './transaction-control.js';
 
 /**
  * A query compiled once per shape and run many times with new values, for the statements every
@@ -40,7 +41,7 @@ export const MAX_SHAPES = 200;
 export function reusableQuery<Shape, Values extends Record<string, unknown>, Row>(
   build: (db: Db, shape: Shape, value: ValueOf) => CompiledQuery<Row>,
   shapeKey: (shape: Shape) => string,
-): (db: Db, shape: Shape, values: Values, options?: { thenCommit?: boolean }) => Promise<Row[]> {
+): (db: Db, shape: Shape, values: Values, options?: { thenCommit?: boolean; leading?: LeadingStatement | undefined }) => Promise<Row[]> {
   const compiled = new Map<string, CompiledQuery<Row>>();
   const value: ValueOf = <T>(name: string) => new Placeholder(name) as T;
   return async (db, shape, values, options) => {
@@ -59,8 +60,11 @@ export function reusableQuery<Shape, Values extends Record<string, unknown>, Row
       if (!(parameter.name in values)) throw new Error(`reusableQuery: no value for ${parameter.name}`);
       return values[parameter.name];
     });
-    const run = { ...query, parameters };
-    // The last statement of a transaction may take its commit along (transaction-control.ts).
-    return (await db.executeQuery<Row>(options?.thenCommit ? thenCommit(run) : run)).rows;
+    let run: CompiledQuery<Row> = { ...query, parameters };
+    // The last statement of a transaction may take its commit along, and any statement another
+    // statement in front of it (transaction-control.ts).
+    if (options?.thenCommit) run = thenCommit(run);
+    if (options?.leading) run = withLeading(run, options.leading);
+    return (await db.executeQuery<Row>(run)).rows;
   };
 }

@@ -16,6 +16,12 @@ import type { CompiledQuery } from 'kysely';
  *   fails, the server skips the commit (an error skips everything up to the Sync), so the
  *   transaction is aborted, not committed, and Kysely's rollback is sent as usual.
  * Only the statement's answer is given back; the completions of `begin` and `commit` are dropped.
+ *
+ * A statement may also take another in front of it (`withLeading`): both go in the one exchange,
+ * the leading one first, and the server runs them in that order. Each takes its own snapshot (READ
+ * COMMITTED), so the second sees what committed while the first ran: a booking takes its advisory
+ * locks and reads its slot's busy time in one exchange, the read seeing everything committed
+ * before the locks were granted.
  */
 
 const THEN_COMMIT = '\n-- then commit';
@@ -58,21 +64,83 @@ function writeControl(connection: PgConnection, text: 'begin' | 'commit') {
   connection.execute({});
 }
 
-/** pg's Query with `begin` written before its messages and/or `commit` after, their answers left out of the result. */
+/**
+ * A statement to send in front of the next one, in the same exchange (`withLeading`). Its answer
+ * comes in `result` once the exchange is done; when the exchange fails, `result` fails with the
+ * same error (never unhandled: the caller reads it only after the statement it led).
+ */
+export class LeadingStatement {
+  readonly result: Promise<pg.QueryResult>;
+  private settle!: { resolve: (result: pg.QueryResult) => void; reject: (error: unknown) => void };
+  constructor(
+    readonly text: string,
+    readonly values: unknown[],
+  ) {
+    this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    this.result.catch(() => {});
+  }
+
+  /** Whether its exchange is over (its result resolved or rejected). */
+  settled = false;
+
+  resolve(result: pg.QueryResult): void {
+    this.settled = true;
+    this.settle.resolve(result);
+  }
+
+  reject(error: unknown): void {
+    this.settled = true;
+    this.settle.reject(error);
+  }
+}
+
+/**
+ * The query with `leading` sent in front of it, in the same exchange. The leading statement rides
+ * as the first parameter, which the pool wrapper (index.ts) takes off before anything is sent.
+ */
+export function withLeading<Row>(query: CompiledQuery<Row>, leading: LeadingStatement): CompiledQuery<Row> {
+  return { ...query, parameters: [leading, ...query.parameters] };
+}
+
+/** The statement a query's parameters carry in front of it (withLeading), if any. */
+export const leadingOf = (values: readonly unknown[]): LeadingStatement | undefined => (values[0] instanceof LeadingStatement ? values[0] : undefined);
+
+/** A leading statement ready to write: its values already converted, its name set only when the connection has it parsed. */
+interface WritableLead {
+  text: string;
+  name: string;
+  values: unknown[];
+  parsed: boolean;
+}
+
+const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils;
+
+/** pg's Query with `begin` and/or a leading statement written before its messages and/or `commit` after, their answers left out of the result. */
 class QueryWithControl extends pg.Query {
   private completions = 0;
+  /** The leading statement's text, for whoever watches node-postgres's queries (test/helpers/queries.ts). */
+  readonly leadingText: string | undefined;
   constructor(
     config: pg.QueryConfig,
     private readonly withBegin: boolean,
     private readonly withCommit: boolean,
+    private readonly lead?: WritableLead,
   ) {
     super(config);
+    this.leadingText = lead?.text;
   }
 
   // pg calls prepare() inside a cork of the socket, so everything leaves in one write. The
   // statement's own Parse and Bind replace the unnamed statement and portal `begin` used.
-  prepare(connection: PgConnection): void {
+  prepare(connection: PgConnection & { describe(config: { type: 'P'; name: string }): void }): void {
     if (this.withBegin) writeControl(connection, 'begin');
+    const lead = this.lead;
+    if (lead) {
+      if (!lead.parsed) connection.parse({ text: lead.text, name: lead.name });
+      connection.bind({ statement: lead.name, values: lead.values });
+      connection.describe({ type: 'P', name: '' });
+      connection.execute({});
+    }
     pgQuery.prepare.call(this, connection);
   }
 
@@ -88,7 +156,8 @@ class QueryWithControl extends pg.Query {
   handleCommandComplete(message: unknown, connection: unknown): void {
     this.completions++;
     if (this.withBegin && this.completions === 1) return;
-    if (this.withCommit && this.completions === (this.withBegin ? 3 : 2)) return;
+    // The leading statement's completion stays: pg keeps it as the first of two results.
+    if (this.withCommit && this.completions === (this.withBegin ? 1 : 0) + (this.lead ? 1 : 0) + 2) return;
     pgQuery.handleCommandComplete.call(this, message, connection);
   }
 }
@@ -125,4 +194,40 @@ export function sendWithControl(
     (query as unknown as { callback: (error: Error | null, result: pg.QueryResult) => void }).callback = (error, result) => (error ? reject(error) : resolve(result));
     client.query(query);
   });
+}
+
+/**
+ * Sends `lead` and then `statement` in one exchange (withLeading), with `begin` in front and/or
+ * `commit` behind as sendWithControl does, and answers both results. Where one exchange cannot
+ * carry them, they go one after the other (the same order, the same transaction): a statement
+ * without parameters (pg sends it as a simple query), or a named statement not yet prepared on
+ * this connection (pg would take the leading statement's ParseComplete for its own). The leading
+ * statement is sent unnamed unless the connection already has it prepared under `lead.name`.
+ */
+export async function sendPipelined(
+  client: pg.Client,
+  lead: { text: string; values: unknown[]; name: string | undefined },
+  statement: { text: string; values: unknown[]; name: string | undefined },
+  control: { begin: boolean; commit: boolean },
+): Promise<{ lead: pg.QueryResult; main: pg.QueryResult }> {
+  const connection = (client as unknown as { connection: PgConnection }).connection;
+  const { text, values, name } = statement;
+  if (values.length === 0 || (name !== undefined && connection.parsedStatements[name] === undefined)) {
+    const leadResult = await sendWithControl(client, lead, { begin: control.begin, commit: false });
+    return { lead: leadResult, main: await sendWithControl(client, statement, { begin: false, commit: control.commit }) };
+  }
+  // Converted before anything is written: a value that cannot be sent fails here, with nothing sent.
+  const leadValues = lead.values.map((value) => prepareValue(value));
+  const leadParsed = lead.name !== undefined && connection.parsedStatements[lead.name] === lead.text;
+  const query = new QueryWithControl(name ? { name, text, values } : { text, values }, control.begin, control.commit, {
+    text: lead.text,
+    name: leadParsed ? lead.name! : '',
+    values: leadValues,
+    parsed: leadParsed,
+  });
+  const results = await new Promise<pg.QueryResult[]>((resolve, reject) => {
+    (query as unknown as { callback: (error: Error | null, result: pg.QueryResult[]) => void }).callback = (error, result) => (error ? reject(error) : resolve(result));
+    client.query(query);
+  });
+  return { lead: results[0]!, main: results[1]! };
 }

@@ -15,6 +15,7 @@ import type { AvailabilityRepository } from '../availability/repository.js';
 import type { PreparedSearch, TargetReads } from '../availability/target.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow, OutboxEvent } from './repository.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import { toApi } from './mapper.js';
 import { LOCK_BUSY, problemError } from './problems.js';
 
@@ -115,14 +116,26 @@ export async function touchChanged(touch: BookingContext['touch'], rows: Appoint
   await touch(first.companyId, entities);
 }
 
-export interface ExistingChange<T> {
+export interface ExistingChange<T, Ahead = never> {
   companyId: string;
   principal: Principal;
   id: string;
   /** The advisory lock keys the appointment needs, from its row. */
   keys: (row: AppointmentRow) => string[];
-  /** The change, on the row as locked; `changed`: the appointments whose cached availability to clear. */
-  work: (trx: Db, row: AppointmentRow) => Promise<{ result: T; changed: AppointmentRow[] }>;
+  /**
+   * The change, on the row as locked; `changed`: the appointments whose cached availability to
+   * clear. `ahead`: what readAhead answered, when it read under the locks and the row was unchanged.
+   */
+  work: (trx: Db, row: AppointmentRow, ahead: Ahead | undefined) => Promise<{ result: T; changed: AppointmentRow[] }>;
+  /**
+   * The work's first read under the locks, made from the row as read before them (`known`) and
+   * sent with `locks` in front of its statement, in one exchange (transaction-control.ts,
+   * withLeading): the read runs after the locks and sees everything committed before they were
+   * granted. Answering without sending a statement is allowed (the locks then go alone). What it
+   * answered or threw counts only when the row under the locks is still `known`; otherwise the
+   * work runs on the row read again, without it.
+   */
+  readAhead?: (trx: Db, row: AppointmentRow, locks: LeadingStatement) => Promise<Ahead>;
   /** Runs first in the transaction (before any lock); returns further keys to lock. */
   prelude?: (trx: Db) => Promise<string[]>;
   /**
@@ -136,25 +149,40 @@ export interface ExistingChange<T> {
  * An operation on an existing appointment. Locks are taken before the row lock, in every
  * operation, so lock order is the same everywhere.
  */
-export async function changeExisting<T>(ctx: Pick<BookingContext, 'db' | 'touch'>, change: ExistingChange<T>): Promise<T> {
-  const { companyId, principal, id, keys, work, prelude } = change;
+export async function changeExisting<T, Ahead = never>(ctx: Pick<BookingContext, 'db' | 'touch'>, change: ExistingChange<T, Ahead>): Promise<T> {
+  const { companyId, principal, id, keys, work, prelude, readAhead } = change;
   const before = change.known ?? (await readVisible(ctx.db, principal, { companyId, id }));
   assertCredentialChecked(principal);
   let changed: AppointmentRow[] = [];
   const result = await bookingTransaction(ctx.db, async (trx) => {
     const extra = prelude ? await prelude(trx) : [];
     const locked = new Set([...keys(before), ...extra]);
-    // The locks and the row lock in one exchange; the row is read again only when it changed
-    // since `before` was read (its version or its location's zone differs, or it is gone), which
-    // is then the only version to trust.
-    const underLocks = await repo.lockAppointment(trx, [...locked], companyId, id);
+    // The locks and the row lock in one exchange, with the work's first read behind them when
+    // there is one (readAhead); the row is read again only when it changed since `before` was
+    // read (its version or its location's zone differs, or it is gone), which is then the only
+    // version to trust.
+    let ahead: { value: Ahead } | { error: unknown } | undefined;
+    let underLocks: Awaited<ReturnType<typeof repo.lockAppointment>>;
+    if (readAhead && before.rowVersion !== undefined) {
+      const locks = repo.lockAppointmentAhead([...locked], companyId, id);
+      try {
+        ahead = { value: await readAhead(trx, before, locks) };
+      } catch (error) {
+        // Thrown before its statement went: the locks were never sent either.
+        if (!locks.settled) throw error;
+        ahead = { error };
+      }
+      underLocks = locks.settled ? await repo.appointmentLocked(locks) : await repo.lockAppointment(trx, [...locked], companyId, id);
+    } else underLocks = await repo.lockAppointment(trx, [...locked], companyId, id);
     const unchanged = underLocks !== null && before.rowVersion !== undefined && underLocks.rowVersion === before.rowVersion && underLocks.timezoneName === before.timezoneName;
     const row = unchanged ? before : await readVisible(trx, principal, { companyId, id }, true);
     // Changed meanwhile (a new customer, say): lock what the row needs now. Taken out of order, so
     // a deadlock is possible; PostgreSQL then aborts one transaction and it is retried.
     const missing = keys(row).filter((key) => !locked.has(key));
     if (missing.length > 0) await repo.lock(trx, missing);
-    const outcome = await work(trx, row);
+    // The read ahead was of this very row, under every lock it needs: its answer (or refusal) stands.
+    if (unchanged && ahead && 'error' in ahead) throw ahead.error;
+    const outcome = await work(trx, row, unchanged && ahead && 'value' in ahead ? ahead.value : undefined);
     changed = outcome.changed;
     return outcome.result;
   });

@@ -142,6 +142,10 @@ const apiRow = sql`lateral (select p.id, p.company_id as "companyId", p.location
     p.rescheduled_from_id as "rescheduledFromId", p.rescheduled_to_id as "rescheduledToId", p.legacy_id as "legacyId",
     ${isoTime('p.created_at')} as "createdAt", ${isoTime('p.updated_at')} as "updatedAt") as x`;
 
+/** The locks and the row lock of an existing appointment (migrations/0016): lockAppointment's statement, and lockAppointmentAhead's. */
+const LOCK_APPOINTMENT = 'select row_version as "version", zone as "zone" from slotwise_lock_appointment($1::text[], $2::uuid, $3::uuid)';
+const lockedRow = (row: { version: string; zone: string } | undefined) => (row ? { rowVersion: row.version, timezoneName: row.zone } : null);
+
 /** The try of every lock without waiting (migrations/0006): lock()'s first statement, and tryLocks'. */
 const TRY_LOCKS = 'select slotwise_try_advisory_xact_locks($1::text[]) as taken';
 
@@ -208,9 +212,22 @@ export const appointmentRepository = {
    * locks, the row is unchanged.
    */
   async lockAppointment(db: Db, keys: string[], companyId: string, id: string): Promise<{ rowVersion: string; timezoneName: string } | null> {
-    const locked = await sql<{ version: string; zone: string }>`select row_version as "version", zone as "zone" from slotwise_lock_appointment(${keys}::text[], ${companyId}::uuid, ${id}::uuid)`.execute(db);
-    const row = locked.rows[0];
-    return row ? { rowVersion: row.version, timezoneName: row.zone } : null;
+    const locked = await db.executeQuery(CompiledQuery.raw(LOCK_APPOINTMENT, [keys, companyId, id]) as CompiledQuery<{ version: string; zone: string }>);
+    return lockedRow(locked.rows[0]);
+  },
+
+  /**
+   * lockAppointment as a statement to send in front of the operation's first read under the locks,
+   * in the same exchange (operation.ts, changeExisting's readAhead). Same text, same prepared statement.
+   */
+  lockAppointmentAhead(keys: string[], companyId: string, id: string): LeadingStatement {
+    return new LeadingStatement(LOCK_APPOINTMENT, [keys, companyId, id]);
+  },
+
+  /** What a lockAppointmentAhead statement answered, as lockAppointment answers (it fails as the statement failed). */
+  async appointmentLocked(statement: LeadingStatement): Promise<{ rowVersion: string; timezoneName: string } | null> {
+    if (!statement.settled) throw new Error('lockAppointmentAhead was read before a statement carried it (transaction-control.ts, withLeading)');
+    return lockedRow((await statement.result).rows[0] as { version: string; zone: string } | undefined);
   },
 
   /**

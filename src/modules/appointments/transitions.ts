@@ -78,19 +78,36 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
     // the customer's record stays as it is (findOrCreateCustomer never overwrites) and the
     // appointment sends the customer no message (issue 12).
     const unconfirmed = principal.kind === 'public' && !before.customerId && customer.email !== undefined && (await customerExists(db, companyId, customer.email));
+    const check = (row: AppointmentRow, customerId: string | null) => ({
+      companyId,
+      customerId,
+      now,
+      exclude: [row.id],
+      countsAsActive: true,
+      checkLeadTime: false,
+      allowPaddingOverflow: row.allowPaddingOverflow,
+      ignoreExternalEvents: row.ignoreExternalEvents,
+    });
     return changeExisting(ctx, {
       companyId,
       principal,
       id,
       keys: (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
-      work: async (trx, row) => {
+      // The slot's check goes with the locks (one exchange), for the customer the work books for;
+      // none for a row the work would not check, or whose customer is still to be found.
+      readAhead: async (trx, row, locks) => {
+        const customerId = row.customerId ?? newCustomerId;
+        if (row.status === 'BK' || customerId === null) return false;
+        await slots.checkSlot(trx, slot, check(row, customerId), locks);
+        return true;
+      },
+      work: async (trx, row, checked) => {
         refuse(operation, row, now);
         // Booked meanwhile by a concurrent call (refuse() above already turned book away): confirm
         // stays idempotent.
         if (row.status === 'BK') return confirmBooked(trx, row);
         const customerId = row.customerId ?? newCustomerId ?? (await resolveCustomer(trx, companyId, customer, true));
-        const { allowPaddingOverflow, ignoreExternalEvents } = row;
-        await slots.checkSlot(trx, slot, { companyId, customerId, now, exclude: [row.id], countsAsActive: true, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
+        if (!checked) await slots.checkSlot(trx, slot, check(row, customerId));
         const fromReserved = row.status === 'RS';
         // A reservation becomes a booking and is confirmed by the same call.
         const updated = await repo.update(
@@ -124,16 +141,30 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
       const before = await readVisible(db, principal, { companyId, id });
       refuse('reserve', before, now);
       const slot = await slots.prepareStoredSlot(companyId, principal, before, now);
+      const check = (row: AppointmentRow) => ({
+        companyId,
+        customerId: row.customerId,
+        now,
+        exclude: [row.id],
+        countsAsActive: false,
+        checkLeadTime: false,
+        allowPaddingOverflow: body.allowPaddingOverflow ?? row.allowPaddingOverflow,
+        ignoreExternalEvents: body.ignoreExternalEvents ?? row.ignoreExternalEvents,
+      });
       return changeExisting(ctx, {
         companyId,
         principal,
         id,
         keys: (row) => lockKeys(companyId, { resources: row.resourceIds, customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
-        work: async (trx, row) => {
+        // The slot's check goes with the locks (one exchange).
+        readAhead: async (trx, row, locks) => {
+          await slots.checkSlot(trx, slot, check(row), locks);
+          return true;
+        },
+        work: async (trx, row, checked) => {
           refuse('reserve', row, now);
-          const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
-          const ignoreExternalEvents = body.ignoreExternalEvents ?? row.ignoreExternalEvents;
-          await slots.checkSlot(trx, slot, { companyId, customerId: row.customerId, now, exclude: [row.id], countsAsActive: false, checkLeadTime: false, allowPaddingOverflow, ignoreExternalEvents });
+          const { allowPaddingOverflow, ignoreExternalEvents } = check(row);
+          if (!checked) await slots.checkSlot(trx, slot, check(row));
           const updated = await repo.update(trx, row, { status: 'RS', expiresAt: null, allowPaddingOverflow, ignoreExternalEvents }, [], { lastInTransaction: true });
           return { result: toApi(updated), changed: [updated] };
         },

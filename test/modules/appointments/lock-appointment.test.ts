@@ -2,10 +2,14 @@
 // exchange (slotwise_lock_appointment, migrations/0016; issue 18) and reads the row again only
 // when its version (xmin) changed since the read before the locks. These tests check both paths:
 // an unchanged row is not read again, a changed or deleted one is, and the operation then acts on
-// the database's version.
+// the database's version. An operation's first read under the locks may go in the same exchange
+// (readAhead), and counts only for an unchanged row.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { withLeading } from '../../../src/platform/database/transaction-control.js';
+import type { Db } from '../../../src/platform/database/index.js';
+import type { LeadingStatement } from '../../../src/platform/database/transaction-control.js';
 import { createTestContext, json } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { queriesDuring } from '../../helpers/queries.js';
@@ -27,9 +31,13 @@ const ROW_LOCK_READ = /for update/i;
 
 const machine = (s: Setup): Principal => ({ kind: 'machine', companyId: s.tenant.companyId, clientId: 'lock-appointment-test', scopes: ['write'] });
 
-/** changeExisting with `known` as the row read before the locks; answers the row the work was given. */
-async function changeWith(s: Setup, known: AppointmentRow): Promise<{ given: AppointmentRow; sent: string[] }> {
+/**
+ * changeExisting with `known` as the row read before the locks; answers the row the work was given
+ * and what it was given of readAhead's answer.
+ */
+async function changeWith(s: Setup, known: AppointmentRow, readAhead?: (trx: Db, row: AppointmentRow, locks: LeadingStatement) => Promise<string>) {
   let given: AppointmentRow | undefined;
+  let ahead: string | undefined;
   const sent = await queriesDuring(() =>
     changeExisting(
       { db: context.database.db, touch: async () => {} },
@@ -39,15 +47,24 @@ async function changeWith(s: Setup, known: AppointmentRow): Promise<{ given: App
         id: known.id,
         known,
         keys: (row) => row.resourceIds.map((resourceId) => `${s.tenant.companyId}:resource:${resourceId}`),
-        work: async (_trx, row) => {
+        ...(readAhead ? { readAhead } : {}),
+        work: async (_trx, row, read) => {
           given = row;
+          ahead = read;
           return { result: undefined, changed: [] };
         },
       },
     ),
   );
-  return { given: given!, sent };
+  return { given: given!, sent, ahead };
 }
+
+/** A readAhead that reads the appointment's notes, in the exchange of the locks. */
+const readNotes = async (trx: Db, row: AppointmentRow, locks: LeadingStatement) => {
+  const query = sql<{ notes: string | null }>`select notes from appointments where company_id = ${row.companyId} and id = ${row.id}`.compile(trx);
+  const read = await trx.executeQuery(withLeading(query, locks));
+  return `notes: ${read.rows[0]?.notes ?? ''}`;
+};
 
 const readRow = (s: Setup, id: string) => readVisible(context.database.db, machine(s), { companyId: s.tenant.companyId, id });
 
@@ -61,6 +78,45 @@ test('booking a hold sends its locks and row lock as one statement and does not 
   });
   assert.equal(sent.filter((text) => LOCK_STATEMENT.test(text)).length, 1);
   assert.deepEqual(sent.filter((text) => ROW_LOCK_READ.test(text)), []);
+  // The slot's read (the engine's window) goes in the same exchange, behind the locks.
+  const locks = sent.find((text) => LOCK_STATEMENT.test(text))!;
+  assert.match(locks, /appointment_resources/);
+  assert.equal(sent.filter((text) => text.includes('appointment_resources') && text.includes('as busy')).length, 1, 'the window is read once');
+});
+
+test('a read ahead of an unchanged row goes with the locks, and the work is given its answer', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '16:00'));
+  const known = await readRow(s, held.id);
+  const { given, sent, ahead } = await changeWith(s, known, readNotes);
+  assert.equal(given, known);
+  assert.equal(ahead, 'notes: ');
+  const exchange = sent.filter((text) => LOCK_STATEMENT.test(text));
+  assert.equal(exchange.length, 1);
+  assert.match(exchange[0]!, /select notes from appointments/);
+  // Answered without a statement of its own: the locks go alone, and the work still gets the answer.
+  const alone = await changeWith(s, known, async () => 'nothing read');
+  assert.equal(alone.ahead, 'nothing read');
+  assert.equal(alone.sent.filter((text) => LOCK_STATEMENT.test(text)).length, 1);
+});
+
+test('a read ahead of a row changed meanwhile counts for nothing, its refusal neither; for an unchanged row its refusal stands', async () => {
+  const s = await setup(context);
+  const held = await hold(s, slot(dayAhead(), '09:00'));
+  const known = await readRow(s, held.id);
+  await sql`update appointments set notes = 'changed meanwhile', updated_at = now() where company_id = ${s.tenant.companyId} and id = ${held.id}`.execute(context.database.db);
+  // It read the new notes (after the locks), but of a row whose version it did not know.
+  const changed = await changeWith(s, known, readNotes);
+  assert.equal(changed.given.notes, 'changed meanwhile');
+  assert.equal(changed.ahead, undefined);
+  const refusing = async (trx: Db, row: AppointmentRow, locks: LeadingStatement) => {
+    await readNotes(trx, row, locks);
+    throw new ApiError(400, 'refused by the read ahead');
+  };
+  const refusedBefore = await changeWith(s, known, refusing);
+  assert.equal(refusedBefore.given.notes, 'changed meanwhile', 'the work ran on the new version');
+  const current = await readRow(s, held.id);
+  await assert.rejects(changeWith(s, current, refusing), /refused by the read ahead/);
 });
 
 test('an unchanged row: the work is given the row read before the locks, and nothing reads it again', async () => {

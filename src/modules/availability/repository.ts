@@ -45,6 +45,40 @@ export interface TargetIds {
   slot?: { start: Date; end: Date; now: Date } | undefined;
 }
 
+/**
+ * The service's columns a search or a booking reads: the duration and lead-time rules, the limits,
+ * the schedule, padding, capacity and round robin. Not its name, description, fees, image, custom
+ * fields or timestamps: node-postgres builds a parser per column and parses every column of a row
+ * (three timestamps into Dates), and the whole row was more than half of the catalog read's 53
+ * columns, read by every search and booking (issue 18).
+ */
+export const SERVICE_RULE_COLUMNS = [
+  'id',
+  'companyId',
+  'duration',
+  'durationSelect',
+  'durationMin',
+  'durationMax',
+  'durationInterval',
+  'availabilityType',
+  'weeklyAvailability',
+  'bookAheadUnit',
+  'bookAheadValue',
+  'bookInAdvance',
+  'bookingLimit',
+  'maxBookingLimit',
+  'maxResourceBookingLimit',
+  'dailyBookingLimitCount',
+  'dailyBookingLimitMinutes',
+  'bookingInterval',
+  'padding',
+  'bookingsPerSlot',
+  'showOnline',
+  'roundRobin',
+  'allowPaddingOverflow',
+  'ignoreExternalEvents',
+] as const;
+
 // Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
 const locationQuery = (db: Db, companyId: string, id: string) =>
   db
@@ -86,7 +120,7 @@ const targetStatement = reusableQuery(
       .where('o.archivedAt', 'is', null);
     return db
       .selectFrom('services as s')
-      .selectAll('s')
+      .select(SERVICE_RULE_COLUMNS.map((column) => `s.${column}` as const))
       .select((eb) => [
         sql<InferResult<typeof location>[number] | null>`(select to_json(t) from (${location}) t)`.as('location'),
         eb
@@ -141,7 +175,7 @@ function catalogReads(db: Db) {
     service(companyId: string, id: string) {
       return db
         .selectFrom('services')
-        .selectAll()
+        .select(SERVICE_RULE_COLUMNS)
         .where('companyId', '=', companyId)
         .where('id', '=', id)
         .where('archivedAt', 'is', null)
@@ -158,9 +192,9 @@ function catalogReads(db: Db) {
      * reads took five at once): the service, the location, whether the service is offered there,
      * the bookable resources, and which named resource ids are live records of the company, and
      * whether the named customer is (null when none is named). Undefined when the service is not
-     * a live record; `location` null when the location is not. The service is read as columns so
-     * its timestamps stay Dates; the location's and resources' columns (text, integers, jsonb)
-     * read back from json as they do from columns. `credentialOf`: a machine caller whose credential
+     * a live record; `location` null when the location is not. The service is read as columns
+     * (SERVICE_RULE_COLUMNS); the location's and resources' columns (text, integers, jsonb) read
+     * back from json as they do from columns. `credentialOf`: a machine caller whose credential
      * check rides along (platform/auth/credential-check.ts); its context comes back as `machineContext`.
      */
     async target(companyId: string, ids: TargetIds, credentialOf: string | null = null) {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KyselyPlugin } from 'kysely';
-import { createAvailabilityRepository } from '../../../src/modules/availability/repository.js';
+import { createAvailabilityRepository, SERVICE_RULE_COLUMNS } from '../../../src/modules/availability/repository.js';
 import { loadTarget } from '../../../src/modules/availability/target.js';
 import type { Db } from '../../../src/platform/database/index.js';
 import { createTestContext } from '../../helpers/app.js';
@@ -60,7 +60,9 @@ describe('loadTarget', () => {
     const found = await repository.target(companyId, { locationId: at.locationId, serviceId: at.serviceId, resourceIds: [...at.resourceIds, unlinked], customerId: at.customerId });
     assert.ok(found);
     assert.deepEqual(found.service, await repository.service(companyId, at.serviceId));
-    assert.ok(found.service.createdAt instanceof Date);
+    // Only the columns a search or a booking reads (SERVICE_RULE_COLUMNS), typed as the table's.
+    assert.deepEqual(Object.keys(found.service).sort(), [...SERVICE_RULE_COLUMNS].sort());
+    assert.equal(typeof found.service.durationSelect, 'boolean');
     assert.deepEqual(found.location, await repository.location(companyId, at.locationId));
     assert.deepEqual(found.bookable, await repository.bookableResources(companyId, at.locationId, at.serviceId));
     assert.deepEqual([...found.liveResourceIds].sort(), [...at.resourceIds, unlinked].sort());

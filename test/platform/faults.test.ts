@@ -389,6 +389,38 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     assert.equal(later.statusCode, 201, later.body);
   });
 
+  test('booking an unchanged hold whose lock is held: its slot is read after the lock, and a slot filled meanwhile is refused', async () => {
+    // Book reads its slot in the exchange of its locks (changeExisting's readAhead): the read must
+    // see what the lock's holder committed. An earlier hold of the same slot, cancelled behind the
+    // API's back, comes back as booked while the hold being booked waits for its lock.
+    const s = await world(waiting.app);
+    const other = await holdAt(waiting.app, s, '09:00');
+    const setStatus = (status: string) =>
+      Promise.all([
+        admin.query('update appointments set status = $3, expires_at = null where company_id = $1 and id = $2', [s.tenant.companyId, other, status]),
+        admin.query('update appointment_resources set status = $3, expires_at = null where company_id = $1 and appointment_id = $2', [s.tenant.companyId, other, status]),
+      ]);
+    await setStatus('CN');
+    const id = await holdAt(waiting.app, s, '09:00');
+    await admin.query('begin');
+    let booking: ReturnType<typeof bookHold> | undefined;
+    try {
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+      booking = bookHold(waiting.app, s, id);
+      await untilWaitingOnLock();
+      await setStatus('BK');
+      await admin.query('commit');
+    } catch (error) {
+      await admin.query('rollback');
+      throw error;
+    }
+    const answer = await booking;
+    assert.equal(answer.statusCode, 400, answer.body);
+    assert.equal(json(answer).code, 'BOOKING-105');
+    const { rows } = await admin.query<{ status: string }>('select status from appointments where company_id = $1 and id = $2', [s.tenant.companyId, id]);
+    assert.equal(rows[0]!.status, 'IN', 'the hold stays a hold');
+  });
+
   test('a slot already full is refused at once (BOOKING-105) even while another transaction holds its lock', async () => {
     const s = await world(bounded.app);
     const first = await book(bounded.app, s, slot(dayAhead(), '12:00'));

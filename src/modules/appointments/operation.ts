@@ -174,6 +174,9 @@ export async function changeExisting<T, Ahead = never>(ctx: Pick<BookingContext,
       }
       underLocks = locks.settled ? await repo.appointmentLocked(locks) : await repo.lockAppointment(trx, [...locked], companyId, id);
     } else underLocks = await repo.lockAppointment(trx, [...locked], companyId, id);
+    // Not a refusal but a failure (the database's: the transaction is aborted, and a deadlock or a
+    // stale plan is for transaction.ts to retry): it stands whatever the row.
+    if (ahead && 'error' in ahead && !(ahead.error instanceof ApiError)) throw ahead.error;
     const unchanged = underLocks !== null && before.rowVersion !== undefined && underLocks.rowVersion === before.rowVersion && underLocks.timezoneName === before.timezoneName;
     const row = unchanged ? before : await readVisible(trx, principal, { companyId, id }, true);
     // Changed meanwhile (a new customer, say): lock what the row needs now. Taken out of order, so

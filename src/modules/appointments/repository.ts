@@ -180,7 +180,8 @@ export const appointmentRepository = {
   /**
    * The first step of lock() with whenContended, as a statement to send in front of the booking's
    * first read under the locks, in the same exchange (slot.ts, lockAndCheckSlot): it tries every
-   * lock without waiting. Its text is lock()'s own (TRY_LOCKS), so both share one prepared statement.
+   * lock without waiting. Its text is lock()'s own (TRY_LOCKS); it goes unnamed (parsed each time, a
+   * one-line plan) unless lock() has prepared it on the connection (transaction-control.ts, sendPipelined).
    */
   tryLocks(keys: string[]): LeadingStatement {
     return new LeadingStatement(TRY_LOCKS, [[...new Set(keys)]]);

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
 import { isCommitOutcomeUnknown, markCommitOutcomeUnknown, markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
-import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, leadingOf, sendPipelined, sendWithControl } from './transaction-control.js';
+import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, leadingOf, leadingValues, sendPipelined, sendWithControl } from './transaction-control.js';
 import type { StatementNamer } from './prepared-statements.js';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
@@ -123,11 +123,20 @@ function markingErrors(
         const name = namer && typeof first === 'string' && parameters.length > 0 ? namer.nameFor(client, first) : undefined;
         const commitAlong = inTransaction && typeof first === 'string' && isThenCommit(text);
         let sent: unknown;
+        let leadName: string | undefined;
         if (leading) {
+          // Converted before anything changes: a value that cannot be sent fails here, with nothing sent and `begin` still deferred.
+          let leadValues: unknown[];
+          try {
+            leadValues = leadingValues(leading);
+          } catch (error) {
+            leading.reject(error);
+            return Promise.reject(error);
+          }
           const begin = beginDeferred;
           beginDeferred = false;
-          const leadName = namer && leading.values.length > 0 ? namer.nameFor(client, leading.text) : undefined;
-          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leading.values, name: leadName }, { text, values: parameters, name }, { begin, commit: commitAlong }).then(
+          leadName = namer && leadValues.length > 0 ? namer.nameFor(client, leading.text) : undefined;
+          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leadValues, name: leadName }, { text, values: parameters, name }, { begin, commit: commitAlong }).then(
             (results) => {
               leading.resolve(results.lead);
               return results.main;
@@ -157,9 +166,12 @@ function markingErrors(
           sent = sent.catch((error: unknown) => Promise.reject(markCommitOutcomeUnknown(error, { evenWithServerAnswer: true })));
         }
         return (sent as Promise<unknown>).catch((error: unknown) => {
-          if (name && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
-            if (isStalePlan(error)) namer.forget(client, text);
-            else {
+          if ((name || leadName) && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
+            // Either statement of a pipelined exchange may be the stale one: both are forgotten.
+            if (isStalePlan(error)) {
+              namer.forget(client, text);
+              if (leading) namer.forget(client, leading.text);
+            } else {
               namer.disable();
               onNamingStopped?.(error);
             }

@@ -105,6 +105,11 @@ export function withLeading<Row>(query: CompiledQuery<Row>, leading: LeadingStat
 /** The statement a query's parameters carry in front of it (withLeading), if any. */
 export const leadingOf = (values: readonly unknown[]): LeadingStatement | undefined => (values[0] instanceof LeadingStatement ? values[0] : undefined);
 
+const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils;
+
+/** A leading statement's values as node-postgres sends them (text, a Buffer or null); throws for a value it cannot send. */
+export const leadingValues = (leading: LeadingStatement): unknown[] => leading.values.map((value) => prepareValue(value));
+
 /** A leading statement ready to write: its values already converted, its name set only when the connection has it parsed. */
 interface WritableLead {
   text: string;
@@ -113,7 +118,6 @@ interface WritableLead {
   parsed: boolean;
 }
 
-const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils;
 
 /** pg's Query with `begin` and/or a leading statement written before its messages and/or `commit` after, their answers left out of the result. */
 class QueryWithControl extends pg.Query {
@@ -216,7 +220,8 @@ export async function sendPipelined(
     const leadResult = await sendWithControl(client, lead, { begin: control.begin, commit: false });
     return { lead: leadResult, main: await sendWithControl(client, statement, { begin: false, commit: control.commit }) };
   }
-  // Converted before anything is written: a value that cannot be sent fails here, with nothing sent.
+  // Converted again (as pg converts what it sends: converted values stay as they are), so that a
+  // value that cannot be sent fails here, with nothing written.
   const leadValues = lead.values.map((value) => prepareValue(value));
   const leadParsed = lead.name !== undefined && connection.parsedStatements[lead.name] === lead.text;
   const query = new QueryWithControl(name ? { name, text, values } : { text, values }, control.begin, control.commit, {

@@ -117,6 +117,16 @@ test('a read ahead of a row changed meanwhile counts for nothing, its refusal ne
   assert.equal(refusedBefore.given.notes, 'changed meanwhile', 'the work ran on the new version');
   const current = await readRow(s, held.id);
   await assert.rejects(changeWith(s, current, refusing), /refused by the read ahead/);
+  // Refused before it sent anything: the locks were never sent either, and the refusal stands.
+  const sent = await queriesDuring(() =>
+    assert.rejects(
+      changeWith(s, current, async () => {
+        throw new ApiError(400, 'refused before any statement');
+      }),
+      /refused before any statement/,
+    ),
+  );
+  assert.deepEqual(sent.filter((text) => LOCK_STATEMENT.test(text)), []);
 });
 
 test('an unchanged row: the work is given the row read before the locks, and nothing reads it again', async () => {

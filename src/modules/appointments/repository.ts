@@ -314,7 +314,7 @@ export const appointmentRepository = {
         // Qualified: several tenant tables in one statement (test/helpers/tenant-statements.ts).
         .where('appointments.companyId', '=', companyId)
         .where('appointments.id', '=', id)
-        .returningAll(),
+        .returning('appointments.id'),
     );
     if (changes.status !== undefined || changes.expiresAt !== undefined) {
       query = query.with('links', (q) =>
@@ -344,11 +344,19 @@ export const appointmentRepository = {
       }));
       query = query.with('events', (q) => q.insertInto('outboxEvents').values(events).returning('id')) as unknown as typeof query;
     }
-    const compiled = query.selectFrom('updated').selectAll().compile();
+    const compiled = query.selectFrom('updated').select('id').compile();
     // `lastInTransaction`: the commit goes with it (platform/database/transaction-control.ts).
     const [updated] = (await db.executeQuery(options.lastInTransaction ? thenCommit(compiled) : compiled)).rows;
     if (!updated) throw new Error('appointmentRepository.update: the row was not there (it is read under lock first)');
-    return { ...updated, timezoneName: row.timezoneName, resourceIds: row.resourceIds };
+    // The row as stored: `row` is the row under the locks (changeExisting: unchanged since it was
+    // read, or read again), and nothing but this statement changes it (no trigger writes to
+    // appointments), so the statement answers only the id, as the insert does: node-postgres
+    // parsed the 32 columns of `returning *` on every book, confirm and cancel (issue 18). Its
+    // version is not the stored row's any more.
+    const { rowVersion: _stale, ...current } = row;
+    // As Kysely's set() does, a change given as undefined leaves the column as it is.
+    const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<AppointmentRow>;
+    return { ...current, ...set, updatedAt };
   },
 
   async delete(db: Db, companyId: string, id: string): Promise<void> {

@@ -184,3 +184,30 @@ test('a row read without a version (built in memory): read again under the locks
   assert.equal(given.id, held.id);
   assert.equal(sent.filter((text) => ROW_LOCK_READ.test(text)).length, 1);
 });
+
+test('every change answers the appointment as stored (the update answers only its id; the row under the locks and the change make the answer)', async () => {
+  const s = await setup(context);
+  const stored = async (id: string) => {
+    const read = await context.app.inject({ method: 'GET', url: `/v3/appointment/${id}`, headers: s.headers });
+    assert.equal(read.statusCode, 200, read.body);
+    return json<Appointment>(read);
+  };
+  const held = await hold(s, slot(dayAhead(), '10:00'));
+  for (const [operation, payload] of [
+    ['reserve', { allowPaddingOverflow: true }],
+    ['book', {}],
+    ['confirm', {}],
+    ['', { notes: 'changed', field1: 'one' }],
+    ['cancel', {}],
+  ] as const) {
+    const answer = await operate(s, held.id, operation, payload);
+    assert.equal(answer.statusCode, 200, `${operation}: ${answer.body}`);
+    assert.deepEqual(json<Appointment>(answer), await stored(held.id), operation || 'update');
+  }
+  // Booking a hold without a customer: the customer found or created goes into the answer too.
+  const bare = await hold(s, { ...slot(dayAhead(), '12:00'), CustomerId: undefined });
+  const booked = await operate(s, bare.id, 'book', { CustomerId: s.customerId });
+  assert.equal(booked.statusCode, 200, booked.body);
+  assert.deepEqual(json<Appointment>(booked), await stored(bare.id));
+  assert.equal(json<Appointment>(booked).customerId, s.customerId);
+});

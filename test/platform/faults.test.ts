@@ -306,6 +306,33 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
   };
   const bookHold = (app: App, s: Setup, id: string) => app.inject({ method: 'PUT', url: `/v3/appointment/${id}/book`, headers: s.headers, payload: {} });
 
+  /** Sets an appointment's status (and its resource rows') behind the API's back. */
+  const setStatus = (s: Setup, id: string, status: string) =>
+    Promise.all([
+      admin.query('update appointments set status = $3, expires_at = null where company_id = $1 and id = $2', [s.tenant.companyId, id, status]),
+      admin.query('update appointment_resources set status = $3, expires_at = null where company_id = $1 and appointment_id = $2', [s.tenant.companyId, id, status]),
+    ]);
+
+  /**
+   * Starts `request` while another transaction holds the resource's lock, runs `meanwhile` in that
+   * transaction once the request waits on the lock, commits, and answers the request's answer.
+   */
+  async function whileLockHeld<T>(s: Setup, request: () => Promise<T>, meanwhile: () => Promise<unknown> = async () => {}): Promise<T> {
+    await admin.query('begin');
+    let answer: Promise<T>;
+    try {
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
+      answer = request();
+      await untilWaitingOnLock();
+      await meanwhile();
+      await admin.query('commit');
+    } catch (error) {
+      await admin.query('rollback');
+      throw error;
+    }
+    return answer;
+  }
+
   test('booking a hold whose lock is held past DATABASE_LOCK_TIMEOUT_MS is 409 BOOKING-137 (the wait is inside slotwise_lock_appointment), and the hold stays a hold', async () => {
     const s = await world(bounded.app);
     const id = await holdAt(bounded.app, s, '13:00');
@@ -352,40 +379,15 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     // slot free, and the transaction holding the lock fills the slot before it lets go.
     const s = await world(waiting.app);
     const id = await holdAt(waiting.app, s, '15:00');
-    const setStatus = (status: string) =>
-      Promise.all([
-        admin.query('update appointments set status = $3 where company_id = $1 and id = $2', [s.tenant.companyId, id, status]),
-        admin.query('update appointment_resources set status = $3 where company_id = $1 and appointment_id = $2', [s.tenant.companyId, id, status]),
-      ]);
-    await setStatus('CN');
-    await admin.query('begin');
-    let booking: ReturnType<typeof book> | undefined;
-    try {
-      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
-      booking = book(waiting.app, s, slot(dayAhead(), '15:00'));
-      await untilWaitingOnLock();
-      await setStatus('BK');
-      await admin.query('commit');
-    } catch (error) {
-      await admin.query('rollback');
-      throw error;
-    }
-    const answer = await booking;
+    await setStatus(s, id, 'CN');
+    const answer = await whileLockHeld(s, () => book(waiting.app, s, slot(dayAhead(), '15:00')), () => setStatus(s, id, 'BK'));
     assert.equal(answer.statusCode, 400, answer.body);
     assert.equal(json(answer).code, 'BOOKING-105');
     const { rows } = await admin.query('select id from appointments where company_id = $1', [s.tenant.companyId]);
     assert.deepEqual(rows.map((r: { id: string }) => r.id), [id], 'no second appointment in the slot');
 
     // Not filled meanwhile: the booking goes through once the lock is free.
-    await admin.query('begin');
-    try {
-      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
-      booking = book(waiting.app, s, slot(dayAhead(), '16:00'));
-      await untilWaitingOnLock();
-    } finally {
-      await admin.query('commit');
-    }
-    const later = await booking;
+    const later = await whileLockHeld(s, () => book(waiting.app, s, slot(dayAhead(), '16:00')));
     assert.equal(later.statusCode, 201, later.body);
   });
 
@@ -395,26 +397,9 @@ describe('PostgreSQL faults', { skip: skipPostgres }, () => {
     // API's back, comes back as booked while the hold being booked waits for its lock.
     const s = await world(waiting.app);
     const other = await holdAt(waiting.app, s, '09:00');
-    const setStatus = (status: string) =>
-      Promise.all([
-        admin.query('update appointments set status = $3, expires_at = null where company_id = $1 and id = $2', [s.tenant.companyId, other, status]),
-        admin.query('update appointment_resources set status = $3, expires_at = null where company_id = $1 and appointment_id = $2', [s.tenant.companyId, other, status]),
-      ]);
-    await setStatus('CN');
+    await setStatus(s, other, 'CN');
     const id = await holdAt(waiting.app, s, '09:00');
-    await admin.query('begin');
-    let booking: ReturnType<typeof bookHold> | undefined;
-    try {
-      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [resourceKey(s)]);
-      booking = bookHold(waiting.app, s, id);
-      await untilWaitingOnLock();
-      await setStatus('BK');
-      await admin.query('commit');
-    } catch (error) {
-      await admin.query('rollback');
-      throw error;
-    }
-    const answer = await booking;
+    const answer = await whileLockHeld(s, () => bookHold(waiting.app, s, id), () => setStatus(s, other, 'BK'));
     assert.equal(answer.statusCode, 400, answer.body);
     assert.equal(json(answer).code, 'BOOKING-105');
     const { rows } = await admin.query<{ status: string }>('select status from appointments where company_id = $1 and id = $2', [s.tenant.companyId, id]);

@@ -206,7 +206,8 @@ export function sendWithControl(
  * carry them, they go one after the other (the same order, the same transaction): a statement
  * without parameters (pg sends it as a simple query), or a named statement not yet prepared on
  * this connection (pg would take the leading statement's ParseComplete for its own). The leading
- * statement is sent unnamed unless the connection already has it prepared under `lead.name`.
+ * statement is sent unnamed unless the connection already has it prepared under `lead.name`; its
+ * values come converted (leadingValues, called by the pool wrapper before anything is sent).
  */
 export async function sendPipelined(
   client: pg.Client,
@@ -220,14 +221,11 @@ export async function sendPipelined(
     const leadResult = await sendWithControl(client, lead, { begin: control.begin, commit: false });
     return { lead: leadResult, main: await sendWithControl(client, statement, { begin: false, commit: control.commit }) };
   }
-  // Converted again (as pg converts what it sends: converted values stay as they are), so that a
-  // value that cannot be sent fails here, with nothing written.
-  const leadValues = lead.values.map((value) => prepareValue(value));
   const leadParsed = lead.name !== undefined && connection.parsedStatements[lead.name] === lead.text;
   const query = new QueryWithControl(name ? { name, text, values } : { text, values }, control.begin, control.commit, {
     text: lead.text,
     name: leadParsed ? lead.name! : '',
-    values: leadValues,
+    values: lead.values,
     parsed: leadParsed,
   });
   const results = await new Promise<pg.QueryResult[]>((resolve, reject) => {

@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { AppConfig } from '../../src/platform/config.js';
 import { dumpEmbedded, openDatabase } from '../../src/platform/database/index.js';
-import type { DatabaseHandle } from '../../src/platform/database/index.js';
+import type { DatabaseHandle, OpenDatabaseOptions } from '../../src/platform/database/index.js';
 import { migrate } from '../../src/platform/database/migrate.js';
 import type { Secrets } from '../../src/platform/secrets.js';
 import type { App } from '../../src/platform/http/types.js';
@@ -71,8 +71,8 @@ async function embeddedTemplate(): Promise<Blob> {
 let templateBlob: { path: string; blob: Blob } | undefined;
 
 /** An in-memory PGlite loaded from the migrated template (whether or not TEST_DATABASE_URL is set). */
-export async function openEmbedded(): Promise<DatabaseHandle> {
-  const database = await openDatabase({ initialData: await embeddedTemplate(), onStatement: recordStatement });
+export async function openEmbedded(options: Pick<OpenDatabaseOptions, 'preparedStatements' | 'onPreparedStatementsStopped'> = {}): Promise<DatabaseHandle> {
+  const database = await openDatabase({ ...options, initialData: await embeddedTemplate(), onStatement: recordStatement });
   await migrate(database.db);
   return database;
 }

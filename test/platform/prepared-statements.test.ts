@@ -13,7 +13,7 @@ import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
 import { migrate } from '../../src/platform/database/migrate.js';
 import { appointmentRepository } from '../../src/modules/appointments/repository.js';
-import { createDedicatedDatabase } from '../helpers/app.js';
+import { createDedicatedDatabase, openEmbedded } from '../helpers/app.js';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
@@ -28,6 +28,30 @@ const prepared = async (handle: DatabaseHandle) =>
   (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'slotwise\_%'`.execute(handle.db)).rows.map((r) => r.statement);
 /** t's rows, read by a statement with a parameter (so it is named from its second run). */
 const rows = async (db: DatabaseHandle['db']) => (await sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.execute(db)).rows;
+
+/**
+ * A value node-postgres cannot convert, in a named statement already prepared and in one about to
+ * be: each fails alone. (pg writes the Parse before it converts the values; on a failure it closes
+ * the statement on the server but keeps it marked as parsed, so its next use failed with 26000 and
+ * turned naming off for the whole process. The pool wrapper now converts the values first.)
+ */
+async function unsendableValueKeepsNaming(open: (options: { onPreparedStatementsStopped: (error: unknown) => void }) => Promise<DatabaseHandle>) {
+  const stopped: unknown[] = [];
+  const handle = await open({ onPreparedStatementsStopped: (error) => stopped.push(error) });
+  const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
+  const select = (a: unknown) => sql`select * from t where a >= ${a} order by a`.execute(handle.db);
+  const insert = (a: unknown) => sql`insert into t values (${a})`.execute(handle.db);
+  await rows(handle.db);
+  await rows(handle.db);
+  await assert.rejects(select(unsendable), /cannot be sent/, 'prepared already');
+  await insert(3);
+  await assert.rejects(insert(unsendable), /cannot be sent/, 'named, not yet prepared');
+  await assert.rejects(transaction(handle.db, async (trx) => sql`insert into t values (${unsendable})`.execute(trx)), /cannot be sent/, 'named, in a transaction');
+  await insert(4);
+  assert.deepEqual(await rows(handle.db), [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }]);
+  assert.deepEqual(stopped, [], 'naming stayed on');
+  assert.deepEqual((await prepared(handle)).sort(), ['insert into t values ($1)', 'select * from t where a >= $1 order by a']);
+}
 
 describe('the statement namer', () => {
   test('names a text from its second use, the same name on every connection, until a connection holds 300', () => {
@@ -78,11 +102,14 @@ describe('on the embedded database (node-postgres over PGlite)', () => {
   after(async () => {
     for (const handle of handles) await handle.close();
   });
-  async function embedded(options: { preparedStatements?: boolean } = {}) {
-    const handle = await openDatabase(options);
+  // A copy of the suite's migrated template for each test (a new database's initdb took seconds).
+  async function embedded(options: { onPreparedStatementsStopped?: (error: unknown) => void; preparedStatements?: boolean } = {}) {
+    const handle = await openEmbedded(options);
     handles.push(handle);
     return withTable(handle);
   }
+
+  test('a value node-postgres cannot send fails its statement alone: the statement stays prepared and naming stays on', () => unsendableValueKeepsNaming(embedded));
 
   test('a statement with parameters is prepared on its second run; a plan made stale by a migration still answers, alone and in a transaction', async () => {
     const handle = await embedded();
@@ -155,6 +182,8 @@ describe('on a PostgreSQL server', { skip: TEST_DATABASE_URL ? false : 'TEST_DAT
     handles.push(handle);
     return withTable(handle);
   }
+
+  test('a value node-postgres cannot send fails its statement alone: the statement stays prepared and naming stays on', () => unsendableValueKeepsNaming(oneConnection));
 
   test('a statement with parameters is prepared on its second run and reused after', async () => {
     const handle = await oneConnection();

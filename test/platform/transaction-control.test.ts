@@ -34,11 +34,23 @@ async function valuesAfterInsert(db: Db, a: unknown, query: CompiledQuery<{ a: n
   return { read: read.rows.map((r) => r.a), inserted: (await leading.result).rowCount };
 }
 
+/** A new, empty table t (a < 100) on the one connection of `db`, in place of the last test's. */
+async function newTable(db: Db): Promise<void> {
+  await sql`drop table if exists t`.execute(db);
+  await sql`create table t (a int check (a < 100))`.execute(db);
+}
+
+/**
+ * The tests of one database. They share its one connection (opening a database for each test took
+ * most of this file's time): each test starts with a new table t, and each test's own statement texts
+ * (the not-yet-prepared one below) are used by that test alone.
+ */
 function suite(open: () => Promise<DatabaseHandle>) {
-  /** A handle of one connection with an empty table t (a < 100); every statement above has run twice, so it is prepared. */
+  let opened: Promise<DatabaseHandle> | undefined;
+  /** The connection with an empty table t (a < 100); every statement above has run twice, so it is prepared. */
   async function ready(): Promise<Db> {
-    const { db } = await open();
-    await sql`create table t (a int check (a < 100))`.execute(db);
+    const { db } = await (opened ??= open());
+    await newTable(db);
     for (let i = 0; i < 2; i++) {
       await transactionId(db);
       await values(db);
@@ -226,20 +238,16 @@ describe('on the embedded database', () => {
   after(async () => {
     for (const handle of handles) await handle.close();
   });
-  // A PGlite of its own for each test, from the suite's migrated template (about a second, where a
-  // new one's initdb took three to four).
-  const open = async () => {
-    const handle = await openEmbedded();
-    handles.push(handle);
-    return handle;
-  };
+  // A PGlite of this file's own, from the suite's migrated template, opened by the first test.
+  let opened: Promise<DatabaseHandle> | undefined;
+  const open = () => (opened ??= openEmbedded().then((handle) => (handles.push(handle), handle)));
   suite(open);
 
   test('an exchange that carried a commit and got no answer is told apart: the write may be saved', async () => {
     const handle = await open();
     const { db } = handle;
     const pglite = handle.embedded!;
-    await sql`create table t (a int check (a < 100))`.execute(db);
+    await newTable(db);
     // The Sync of the next exchange runs, and then its call rejects, as a connection lost before
     // the answer came back would.
     const original = pglite.execProtocolStream.bind(pglite);

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
 import { isCommitOutcomeUnknown, markCommitOutcomeUnknown, markFromDatabase } from './errors.js';
 import { createStatementNamer, isPoolerMismatch, isStalePlan } from './prepared-statements.js';
-import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, leadingOf, leadingValues, sendPipelined, sendWithControl } from './transaction-control.js';
+import { ALREADY_COMMITTED, DEFERRED_BEGIN, NOTHING_TO_ROLL_BACK, isThenCommit, leadingOf, leadingValues, sendableValues, sendPipelined, sendWithControl } from './transaction-control.js';
 import type { StatementNamer } from './prepared-statements.js';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
@@ -121,6 +121,18 @@ function markingErrors(
         } else if (/^(begin|start transaction)/i.test(text)) inTransaction = true;
         else if (/^(commit|rollback)/i.test(text)) inTransaction = false;
         const name = namer && typeof first === 'string' && parameters.length > 0 ? namer.nameFor(client, first) : undefined;
+        // A named statement's values are converted before anything is sent. When pg finds a value
+        // it cannot convert, it has already written the Parse, and answers it with a Close of the
+        // name and a Sync: the server then no longer has the statement, yet pg marks it parsed on
+        // that connection, so its next use failed with 26000 and turned naming off for the process.
+        let sendable = parameters;
+        if (name) {
+          try {
+            sendable = sendableValues(parameters);
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        }
         const commitAlong = inTransaction && typeof first === 'string' && isThenCommit(text);
         let sent: unknown;
         let leadName: string | undefined;
@@ -136,7 +148,7 @@ function markingErrors(
           const begin = beginDeferred;
           beginDeferred = false;
           leadName = namer && leadValues.length > 0 ? namer.nameFor(client, leading.text) : undefined;
-          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leadValues, name: leadName }, { text, values: parameters, name }, { begin, commit: commitAlong }).then(
+          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leadValues, name: leadName }, { text, values: sendable, name }, { begin, commit: commitAlong }).then(
             (results) => {
               leading.resolve(results.lead);
               return results.main;
@@ -150,9 +162,9 @@ function markingErrors(
         } else if (beginDeferred || commitAlong) {
           const begin = beginDeferred;
           beginDeferred = false;
-          sent = sendWithControl(client as unknown as pg.Client, { text, values: parameters, name }, { begin, commit: commitAlong });
+          sent = sendWithControl(client as unknown as pg.Client, { text, values: sendable, name }, { begin, commit: commitAlong });
           if (commitAlong) sent = (sent as Promise<unknown>).then((result) => ((committed = true), result));
-        } else sent = name ? send([{ name, text, values }]) : send(args);
+        } else sent = name ? send([{ name, text, values: sendable }]) : send(args);
         if (!(sent instanceof Promise)) return sent;
         // No answer to an exchange that carried a commit: it may have committed (errors.ts). Kysely
         // then rolls back, and when that fails too (the connection is gone) its error is the one

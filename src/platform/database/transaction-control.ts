@@ -107,8 +107,11 @@ export const leadingOf = (values: readonly unknown[]): LeadingStatement | undefi
 
 const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils;
 
-/** A leading statement's values as node-postgres sends them (text, a Buffer or null); throws for a value it cannot send. */
-export const leadingValues = (leading: LeadingStatement): unknown[] => leading.values.map((value) => prepareValue(value));
+/** Values as node-postgres sends them (text, a Buffer or null); throws for a value it cannot send. */
+export const sendableValues = (values: readonly unknown[]): unknown[] => values.map((value) => prepareValue(value));
+
+/** A leading statement's values as node-postgres sends them (sendableValues). */
+export const leadingValues = (leading: LeadingStatement): unknown[] => sendableValues(leading.values);
 
 /** A leading statement ready to write: its values already converted, its name set only when the connection has it parsed. */
 interface WritableLead {

@@ -41,34 +41,61 @@ export interface TestContext {
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const TEMPLATE_DIR = fileURLToPath(new URL('../../node_modules/.cache/slotwise/', import.meta.url));
 
+const PGLITE_PACKAGE = fileURLToPath(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url));
+
 /**
- * A fresh embedded database runs initdb, which takes seconds; loading an uncompressed dump of one
- * about half a second. So the first test file to need it builds a migrated template, keyed by the
- * migrations' content, and every file after that loads it.
+ * A fresh embedded database runs initdb, which takes more than a second; loading an uncompressed
+ * dump of one about a third of a second. So the first test file to need one builds a template, a
+ * dump kept in node_modules/.cache/slotwise under a key of what made it (PGlite's version, and for
+ * the migrated one the migrations' content), and every file after that loads it. `build` makes the
+ * database to dump.
  */
-async function embeddedTemplate(): Promise<Blob> {
-  const hash = createHash('sha256');
-  for (const name of readdirSync(MIGRATIONS_DIR).sort()) hash.update(name).update(readFileSync(join(MIGRATIONS_DIR, name)));
-  const path = join(TEMPLATE_DIR, `pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+async function embeddedDump(kind: 'pglite-migrated' | 'pglite-empty', key: string, build: () => Promise<DatabaseHandle>): Promise<Blob> {
+  const path = join(TEMPLATE_DIR, `${kind}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}.tar`);
   if (!existsSync(path)) {
-    const fresh = await openDatabase({});
-    await migrate(fresh.db);
+    const fresh = await build();
     const dump = await dumpEmbedded(fresh);
     await fresh.close();
     mkdirSync(TEMPLATE_DIR, { recursive: true });
     const partial = `${path}.${process.pid}.partial`;
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
-    // Templates of earlier migrations are 40 MB each and never read again.
+    // Templates of earlier migrations or PGlite versions are 40 MB each and never read again
+    // (nor those named `pglite-<key>.tar`, as migrated ones were before the empty one came).
+    const earlier = new RegExp(`^(${kind}|pglite)-[0-9a-f]{16}\\.tar$`);
     for (const name of readdirSync(TEMPLATE_DIR)) {
-      if (name.startsWith('pglite-') && join(TEMPLATE_DIR, name) !== path && !name.endsWith('.partial')) rmSync(join(TEMPLATE_DIR, name), { force: true });
+      if (earlier.test(name) && join(TEMPLATE_DIR, name) !== path) rmSync(join(TEMPLATE_DIR, name), { force: true });
     }
   }
   // Kept for the process: the suite runner opens one database per test file, many files per process.
-  if (templateBlob?.path !== path) templateBlob = { path, blob: new Blob([readFileSync(path)]) };
-  return templateBlob.blob;
+  let kept = dumps.get(kind);
+  if (kept?.path !== path) dumps.set(kind, (kept = { path, blob: new Blob([readFileSync(path)]) }));
+  return kept.blob;
 }
-let templateBlob: { path: string; blob: Blob } | undefined;
+const dumps = new Map<string, { path: string; blob: Blob }>();
+
+const pgliteVersion = () => (JSON.parse(readFileSync(PGLITE_PACKAGE, 'utf8')) as { version: string }).version;
+
+/** The template every migrated test database is a copy of. */
+function embeddedTemplate(): Promise<Blob> {
+  const key = createHash('sha256').update(pgliteVersion());
+  for (const name of readdirSync(MIGRATIONS_DIR).sort()) key.update(name).update(readFileSync(join(MIGRATIONS_DIR, name)));
+  return embeddedDump('pglite-migrated', key.digest('hex'), async () => {
+    const fresh = await openDatabase({});
+    await migrate(fresh.db);
+    return fresh;
+  });
+}
+
+/**
+ * A new embedded database as initdb leaves it, with no migration applied, in memory or in
+ * `dataDir` (a copy of a template: what is tested is then what runs on it, not initdb itself,
+ * which test/server.test.ts's cold starts and database.test.ts's data folder test still run).
+ */
+export async function openEmptyEmbedded(options: Pick<OpenDatabaseOptions, 'dataDir'> = {}): Promise<DatabaseHandle> {
+  const empty = await embeddedDump('pglite-empty', pgliteVersion(), () => openDatabase({}));
+  return openDatabase({ ...options, initialData: empty });
+}
 
 /** An in-memory PGlite loaded from the migrated template (whether or not TEST_DATABASE_URL is set). */
 export async function openEmbedded(options: Pick<OpenDatabaseOptions, 'preparedStatements' | 'onPreparedStatementsStopped'> = {}): Promise<DatabaseHandle> {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { openTestDatabase } from '../helpers/app.js';
+import { openEmptyEmbedded, openTestDatabase } from '../helpers/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
@@ -48,9 +48,9 @@ after(async () => {
   for (const name of scratchNames) await adminQuery(`drop database if exists "${name}" with (force)`);
 });
 
-/** An empty, unmigrated database of the driver under test. */
+/** An empty, unmigrated database of the driver under test (embedded: a copy of one initdb made). */
 async function emptyDatabase(): Promise<DatabaseHandle> {
-  return TEST_DATABASE_URL ? openDatabase({ databaseUrl: await scratchPostgres(), poolSize: 3 }) : openDatabase({});
+  return TEST_DATABASE_URL ? openDatabase({ databaseUrl: await scratchPostgres(), poolSize: 3 }) : openEmptyEmbedded();
 }
 
 /** A migrated database of the driver under test that no other test uses (embedded: a copy of the
@@ -199,7 +199,7 @@ describe('embedded database', () => {
 
 describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuum)', () => {
   test('a pass vacuums and analyzes the tables past autovacuum\'s thresholds, and only those', async () => {
-    const database = await openDatabase({});
+    const database = await openEmptyEmbedded();
     try {
       const { db } = database;
       await sql`create table grown (id int primary key, note text)`.execute(db);
@@ -235,7 +235,7 @@ describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuu
   test('the loop (server.ts starts it): a pass right away on the embedded database; none on a server, none when the interval is 0', async () => {
     const noop = () => {};
     assert.equal(startEmbeddedUpkeep({ kind: 'postgres', db: undefined as never }, { seconds: 10, onError: noop }), undefined, 'a server has autovacuum');
-    const database = await openDatabase({});
+    const database = await openEmptyEmbedded();
     try {
       assert.equal(startEmbeddedUpkeep(database, { seconds: 0, onError: noop }), undefined, '0 turns it off');
       await sql`create table looped (id int primary key)`.execute(database.db);
@@ -261,7 +261,7 @@ describe('embedded database upkeep (autovacuum\'s rules; PGlite has no autovacuu
   test('the counts start again at every start (PGlite keeps them in memory): a table filled but never analyzed is analyzed', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'slotwise-upkeep-'));
     try {
-      const first = await openDatabase({ dataDir });
+      const first = await openEmptyEmbedded({ dataDir });
       try {
         await sql`create table filled (id int primary key)`.execute(first.db);
         await sql`insert into filled select g from generate_series(1, 3000) as g`.execute(first.db);

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { SourceMap } from 'node:module';
 import type { SourceMapPayload } from 'node:module';
 import { join } from 'node:path';
@@ -53,24 +54,57 @@ const PGLITE_PACKAGE = fileURLToPath(new URL('../../node_modules/@electric-sql/p
 async function embeddedDump(kind: 'pglite-migrated' | 'pglite-empty', key: string, build: () => Promise<DatabaseHandle>): Promise<Blob> {
   const path = join(TEMPLATE_DIR, `${kind}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}.tar`);
   if (!existsSync(path)) {
-    const fresh = await build();
-    const dump = await dumpEmbedded(fresh);
-    await fresh.close();
-    mkdirSync(TEMPLATE_DIR, { recursive: true });
-    const partial = `${path}.${process.pid}.partial`;
-    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
-    renameSync(partial, path);
-    // Templates of earlier migrations or PGlite versions are 40 MB each and never read again
-    // (nor those named `pglite-<key>.tar`, as migrated ones were before the empty one came).
-    const earlier = new RegExp(`^(${kind}|pglite)-[0-9a-f]{16}\\.tar$`);
-    for (const name of readdirSync(TEMPLATE_DIR)) {
-      if (earlier.test(name) && join(TEMPLATE_DIR, name) !== path) rmSync(join(TEMPLATE_DIR, name), { force: true });
-    }
+    let pending = building.get(path);
+    if (!pending) building.set(path, (pending = buildDumpOnce(kind, path, build).finally(() => building.delete(path))));
+    await pending;
   }
   // Kept for the process: the suite runner opens one database per test file, many files per process.
   let kept = dumps.get(kind);
   if (kept?.path !== path) dumps.set(kind, (kept = { path, blob: new Blob([readFileSync(path)]) }));
   return kept.blob;
+}
+const building = new Map<string, Promise<void>>();
+
+/**
+ * Builds the dump at `path`, unless another process of the run is building it: the test processes
+ * of a fresh clone all start by asking for a template, and each built its own. The builder holds
+ * `<path>.lock`; the others wait for the dump, or take over a lock older than any build takes (a
+ * killed run's).
+ */
+async function buildDumpOnce(kind: string, path: string, build: () => Promise<DatabaseHandle>): Promise<void> {
+  mkdirSync(TEMPLATE_DIR, { recursive: true });
+  const lock = `${path}.lock`;
+  while (!existsSync(path)) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { force: true });
+      } catch {
+        // removed meanwhile: the dump is there, or the next pass takes the lock
+      }
+      await delay(50);
+      continue;
+    }
+    try {
+      if (existsSync(path)) return;
+      const fresh = await build();
+      const dump = await dumpEmbedded(fresh);
+      await fresh.close();
+      const partial = `${path}.${process.pid}.partial`;
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      renameSync(partial, path);
+      // Templates of earlier migrations or PGlite versions are 40 MB each and never read again
+      // (nor those named `pglite-<key>.tar`, as migrated ones were before the empty one came).
+      const earlier = new RegExp(`^(${kind}|pglite)-[0-9a-f]{16}\\.tar$`);
+      for (const name of readdirSync(TEMPLATE_DIR)) {
+        if (earlier.test(name) && join(TEMPLATE_DIR, name) !== path) rmSync(join(TEMPLATE_DIR, name), { force: true });
+      }
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
 }
 const dumps = new Map<string, { path: string; blob: Blob }>();
 
@@ -81,7 +115,8 @@ function embeddedTemplate(): Promise<Blob> {
   const key = createHash('sha256').update(pgliteVersion());
   for (const name of readdirSync(MIGRATIONS_DIR).sort()) key.update(name).update(readFileSync(join(MIGRATIONS_DIR, name)));
   return embeddedDump('pglite-migrated', key.digest('hex'), async () => {
-    const fresh = await openDatabase({});
+    // From the empty template, which most runs need as well: one initdb in a run instead of two.
+    const fresh = await openEmptyEmbedded();
     await migrate(fresh.db);
     return fresh;
   });

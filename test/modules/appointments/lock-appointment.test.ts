@@ -70,6 +70,11 @@ const readRow = (s: Setup, id: string) => readVisible(context.database.db, machi
 
 test('booking a hold sends its locks and row lock as one statement and does not read the row again', async () => {
   const s = await setup(context);
+  // Two holds booked before the one measured. A statement is named from its second use in the
+  // process, and a led statement named but not yet prepared on the connection goes in an exchange
+  // of its own (platform/database/transaction-control.ts): what earlier test files of this process
+  // sent decides where the window's read stands, so it is made prepared here.
+  for (const day of [dayAhead(15), dayAhead(16)]) assert.equal((await operate(s, (await hold(s, slot(day, '10:00'))).id, 'book', {})).statusCode, 200);
   const held = await hold(s, slot(dayAhead(), '10:00'));
   const sent = await queriesDuring(async () => {
     const answer = await operate(s, held.id, 'book', {});

@@ -125,7 +125,7 @@ function embeddedTemplate(): Promise<Blob> {
 /**
  * A new embedded database as initdb leaves it, with no migration applied, in memory or in
  * `dataDir` (a copy of a template: what is tested is then what runs on it, not initdb itself,
- * which test/server.test.ts's cold starts and database.test.ts's data folder test still run).
+ * which test/server.test.ts's cold start still runs, into a data folder, as `npm start` does).
  */
 export async function openEmptyEmbedded(options: Pick<OpenDatabaseOptions, 'dataDir'> = {}): Promise<DatabaseHandle> {
   const empty = await embeddedDump('pglite-empty', pgliteVersion(), () => openDatabase({}));

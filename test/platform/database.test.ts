@@ -171,7 +171,8 @@ describe('embedded database', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'slotwise-restart-'));
     try {
       const userId = randomUUID();
-      const first = await openDatabase({ dataDir });
+      // Empty as initdb leaves it (a copy of a template; test/server.test.ts's cold start runs initdb into a data folder).
+      const first = await openEmptyEmbedded({ dataDir });
       try {
         assert.equal(first.kind, 'pglite');
         assert.ok((await migrate(first.db)).length > 0);

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 // The real server process (src/server.ts), built as `npm start` runs it when the suite runs from a build.
 import { SERVER_COMMAND } from './entry-points.js';
 import { endChildren, spawnGroup } from './children.js';
-import { openDatabase } from '../../src/platform/database/index.js';
+import { openEmptyEmbedded } from './app.js';
 import { migrate } from '../../src/platform/database/migrate.js';
 
 /**
@@ -69,8 +69,8 @@ export async function waitReady(running: Running): Promise<void> {
 }
 
 /**
- * A new embedded data folder that already holds the schema: a copy of one folder where initdb and
- * every migration ran once for the whole run (in the run's build folder, which every test process
+ * A new embedded data folder that already holds the schema: a copy of one folder where every
+ * migration ran once, on the suite's empty template, for the whole run (in the run's build folder, which every test process
  * of `npm test` shares, made by whichever asks first; else once per process). A server started on
  * an empty folder spends about 4 s of CPU on initdb and the migrations; test/server.test.ts still
  * starts one that way, as a fresh install does.
@@ -87,7 +87,8 @@ function templateDataDir(): Promise<string> {
     const shared = process.env.SLOTWISE_BUILD_DIR ? join(process.env.SLOTWISE_BUILD_DIR, 'server-data-template') : undefined;
     if (shared && existsSync(shared)) return shared;
     const made = mkdtempSync(join(process.env.SLOTWISE_BUILD_DIR ?? tmpdir(), 'server-data-template-'));
-    const database = await openDatabase({ dataDir: made });
+    // The suite's empty template loaded into the folder (initdb's result, made once per run), then migrated.
+    const database = await openEmptyEmbedded({ dataDir: made });
     try {
       await migrate(database.db);
     } finally {

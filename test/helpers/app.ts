@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SourceMap } from 'node:module';
 import type { SourceMapPayload } from 'node:module';
@@ -66,24 +66,39 @@ async function embeddedDump(kind: 'pglite-migrated' | 'pglite-empty', key: strin
 const building = new Map<string, Promise<void>>();
 
 /**
+ * Whether a template lock was left by a process that is gone (a run killed while it built the
+ * template): the next run takes it over at once instead of waiting. A lock older than any build
+ * takes is taken over too, in case its pid was reused.
+ */
+function lockHolderGone(lock: string): boolean {
+  try {
+    if (Date.now() - statSync(lock).mtimeMs > 600_000) return true;
+    const pid = Number(readFileSync(lock, 'utf8'));
+    // Written with its content in one call; empty only for the instant between create and write.
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    // ESRCH: no such process (EPERM: it exists, another user's). ENOENT: the lock went meanwhile.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
  * Builds the dump at `path`, unless another process of the run is building it: the test processes
  * of a fresh clone all start by asking for a template, and each built its own. The builder holds
- * `<path>.lock`; the others wait for the dump, or take over a lock older than any build takes (a
- * killed run's).
+ * `<path>.lock` (its pid); the others wait for the dump, or take over the lock of a process that
+ * is gone (lockHolderGone).
  */
 async function buildDumpOnce(kind: string, path: string, build: () => Promise<DatabaseHandle>): Promise<void> {
   mkdirSync(TEMPLATE_DIR, { recursive: true });
   const lock = `${path}.lock`;
   while (!existsSync(path)) {
     try {
-      closeSync(openSync(lock, 'wx'));
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { force: true });
-      } catch {
-        // removed meanwhile: the dump is there, or the next pass takes the lock
-      }
+      if (lockHolderGone(lock)) rmSync(lock, { force: true });
       await delay(50);
       continue;
     }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, createQueryId, sql } from 'kysely';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import type { AppointmentStatus, AppointmentsTable, EventTrigger } from '../../platform/database/schema.js';
 import { toApi } from './mapper.js';
-import { reusableQuery } from '../../platform/database/reusable-query.js';
+import { reusableQuery, reusableStatement } from '../../platform/database/reusable-query.js';
 import type { ValueOf } from '../../platform/database/reusable-query.js';
 import { LeadingStatement, thenCommit } from '../../platform/database/transaction-control.js';
 import { machineContextColumn, machineCredentialGood } from '../../platform/auth/credential-check.js';
@@ -149,6 +149,21 @@ const lockedRow = (row: { version: string; zone: string } | undefined) => (row ?
 /** The try of every lock without waiting (migrations/0006): lock()'s first statement, and tryLocks'. */
 const TRY_LOCKS = 'select slotwise_try_advisory_xact_locks($1::text[]) as taken';
 
+/**
+ * byId's read as a statement of its own, compiled once: for byIdAhead, which sends it in front of
+ * another statement (a stored appointment's catalog read, appointments/slot.ts).
+ */
+const byIdStatement = reusableStatement((db: Db, _shape: Record<string, never>, value: ValueOf) =>
+  db
+    .selectFrom('appointments as a')
+    .innerJoin('locations as l', (j) => j.onRef('l.companyId', '=', 'a.companyId').onRef('l.id', '=', 'a.locationId'))
+    .select(APPOINTMENT_COLUMNS)
+    .select([resourceIdsColumn, rowVersionColumn])
+    .where('a.companyId', '=', value<string>('companyId'))
+    .where('a.id', '=', value<string>('id'))
+    .compile(),
+() => '');
+
 /** The column a list sorts by (with a.id after it). */
 const sortColumn = (sort: SortKey) => sql.raw(sort === 'startTime' ? 'a.start_time' : 'a.created_at');
 
@@ -251,6 +266,26 @@ export const appointmentRepository = {
 
   async byId(db: Db, companyId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<AppointmentRow | undefined> {
     return (await appointmentRepository.byIds(db, companyId, [id], options))[0];
+  },
+
+  /**
+   * byId as a statement to send in front of another, in the same exchange (transaction-control.ts,
+   * withLeading): what it answers is read with byIdLed.
+   */
+  byIdAhead(db: Db, companyId: string, id: string): LeadingStatement {
+    const { sql: text, parameters } = byIdStatement(db, {}, { companyId, id });
+    return new LeadingStatement(text, [...parameters]);
+  },
+
+  /**
+   * What a byIdAhead statement answered, as byId answers it: its rows come back as the server sent
+   * them, so they go through the handle's plugins (the CamelCasePlugin) as byId's do.
+   */
+  async byIdLed(db: Db, statement: LeadingStatement): Promise<AppointmentRow | undefined> {
+    if (!statement.settled) throw new Error('byIdAhead was read before a statement carried it (transaction-control.ts, withLeading)');
+    let result = await statement.result;
+    for (const plugin of db.getExecutor().plugins) result = (await plugin.transformResult({ result, queryId: createQueryId() })) as typeof result;
+    return result.rows[0] as AppointmentRow | undefined;
   },
 
   /**

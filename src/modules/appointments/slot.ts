@@ -1,6 +1,7 @@
 import { localDateOfMillis } from '../../domain/local-time.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { ApiError, badRequest, fieldError, forbidden, validationError } from '../../platform/errors.js';
+import { ApiError, badRequest, fieldError, forbidden, notFound, validationError } from '../../platform/errors.js';
+import { pendingCredentialCheck } from '../../platform/auth/credential-check.js';
 import type { ErrorLocation } from '../../platform/errors.js';
 import type { Db } from '../../platform/database/index.js';
 import { computeAvailability, slotOccupancy } from '../../domain/availability.js';
@@ -9,11 +10,13 @@ import { leadTimeProblem, limitProblem, resolveDuration } from '../../domain/boo
 import { isResourceRole } from '../catalog/scope.js';
 import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
-import type { PreparedSearch, ServiceRow, TargetRequest } from '../availability/target.js';
+import type { PreparedSearch, ServiceRow, TargetAnswer, TargetRequest } from '../availability/target.js';
 import { appointmentRepository } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import type { BusyAppointmentRow } from '../availability/repository.js';
+import { readVisible, visible } from './operation.js';
+import { isPoolerMismatch, isStalePlan } from '../../platform/database/prepared-statements.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
 import type { SlotRequest } from './schemas.js';
@@ -38,6 +41,15 @@ export interface SlotPreparation {
   customerIdLocation?: ErrorLocation;
   /** Read the named resources' committed busy time with the target, for committedFull (new bookings and holds). */
   readCommittedBusy?: boolean;
+  /** The target statement's answer, already read (readStoredWithTarget). */
+  found?: { answer: TargetAnswer } | undefined;
+}
+
+/** A stored appointment as the caller may see it, with its catalog read in the same exchange (readStoredWithTarget). */
+export interface StoredWithTarget {
+  row: AppointmentRow;
+  /** The target statement's answer for the row's location and service; undefined when they were not the row's (it changed between the two reads). */
+  found: { answer: TargetAnswer } | undefined;
 }
 
 /** A slot that passed every check that needs no lock. */
@@ -151,6 +163,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       ...(request.customerIdLocation ? { customerIdLocation: request.customerIdLocation } : {}),
       ...(ids.idsFrom === 'stored' ? { missing: () => badRequest('The appointment\'s location or service has been archived') } : {}),
       ...(request.readCommittedBusy ? { slot: requestedSlot(body, request.now) } : {}),
+      ...(request.found ? { found: request.found } : {}),
     };
     const target = await loadTarget(db, committed, companyId, targetRequest, principal);
     const { location, service } = target;
@@ -173,14 +186,50 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     return { prepared, mode, roundRobin, startMs, endMs, date, committedBusy: target.committedBusy };
   }
 
-  /** The stored slot of an appointment, re-validated (reserve, book): same time, same resources. */
-  async function prepareStoredSlot(companyId: string, principal: Principal, row: AppointmentRow, now: number): Promise<PreparedSlot> {
+  /**
+   * An appointment (404 unless the caller may see it, as readVisible) and the catalog read of its
+   * location and service, in one exchange: the row's read goes in front of the target statement,
+   * which takes the location and the service from the row by its id (StoredTargetIds). Outside a
+   * transaction each statement has its own snapshot, so the catalog answer counts only when it
+   * is of the row's location and service; otherwise prepareStoredSlot reads it again.
+   */
+  async function readStoredWithTarget(companyId: string, principal: Principal, id: string): Promise<StoredWithTarget> {
+    const lead = appointmentRepository.byIdAhead(db, companyId, id);
+    let answer: TargetAnswer;
+    try {
+      answer = await committed.target(companyId, { appointmentId: id }, pendingCredentialCheck(principal), { leading: lead });
+    } catch (error) {
+      // Failed before anything was sent: the row's read never went either.
+      if (!lead.settled) throw error;
+      // A plan made stale by a migration, or a pooler that lost the statements: the pool wrapper
+      // has forgotten both names, and runs a lone statement again itself, but not a pipelined
+      // pair outside a transaction (platform/database/index.ts). They go one after the other.
+      if (isStalePlan(error) || isPoolerMismatch(error)) {
+        const row = await readVisible(db, principal, { companyId, id });
+        return { row, found: undefined };
+      }
+      // The exchange failed: the row's read failed with it, and its error is the one to answer.
+      await appointmentRepository.byIdLed(db, lead);
+      throw error;
+    }
+    const row = await appointmentRepository.byIdLed(db, lead);
+    if (!row || !visible(principal, row)) throw notFound('Appointment not found');
+    const same = answer !== undefined && answer.service.id === row.serviceId && answer.location?.id === row.locationId;
+    return { row, found: same ? { answer } : undefined };
+  }
+
+  /**
+   * The stored slot of an appointment, re-validated (reserve, book): same time, same resources.
+   * `found`: its catalog read, already made (readStoredWithTarget).
+   */
+  async function prepareStoredSlot(companyId: string, principal: Principal, row: AppointmentRow, now: number, found?: StoredWithTarget['found']): Promise<PreparedSlot> {
     return prepareSlot(companyId, principal, {
       target: { locationId: row.locationId, serviceId: row.serviceId, idsFrom: 'stored' },
       body: { Unavailability: { startTime: row.startTime.toISOString(), endTime: row.endTime.toISOString() }, duration: row.duration },
       checkLeadTime: false,
       now,
       defaultResourceIds: row.resourceIds,
+      found,
     }).catch((error: unknown) => {
       // The stored resources may have been unlinked or archived since the hold: the slot is gone.
       if (error instanceof ApiError && error.statusCode === 400 && error.errors.some((e) => e.path.startsWith('ResourceIds'))) {
@@ -259,6 +308,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
 
   return {
     prepareSlot,
+    readStoredWithTarget,
     prepareStoredSlot,
     checkSlot,
     lockAndCheckSlot,

@@ -6,7 +6,7 @@ import { assertOwned } from '../catalog/ownership.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import { customFields, toApi } from './mapper.js';
-import { changeExisting, dailyLimitsKey, lockKeys, readVisible, refuse } from './operation.js';
+import { changeExisting, dailyLimitsKey, lockKeys, refuse } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { customerExists, resolveCustomer } from './customers.js';
 import type { SlotChecks } from './slot.js';
@@ -51,7 +51,8 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
   /** IN → BK and RS → BK (book, and confirm of a reservation); confirm of a BK only sets confirmed. */
   async function moveToBooked(companyId: string, principal: Principal, id: string, operation: 'book' | 'confirm', customer: BookRequest, answers?: CustomFieldValues) {
     const now = ctx.clock();
-    const before = await readVisible(db, principal, { companyId, id });
+    // The row and its catalog read in one exchange (the catalog answer is used by prepareStoredSlot below).
+    const { row: before, found } = await slots.readStoredWithTarget(companyId, principal, id);
     if (answers) await assertPageAnswers(companyId, answers);
     if (operation === 'confirm' && before.status === 'BK') {
       // Confirm is idempotent: APPOINTMENT_CONFIRMED only the first time.
@@ -69,7 +70,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
     }
     refuse(operation, before, now);
     if (customer.CustomerId) await assertOwned(db, companyId, [{ table: 'customers', ids: [customer.CustomerId], location: 'body', path: 'CustomerId', single: true }]);
-    const slot = await slots.prepareStoredSlot(companyId, principal, before, now);
+    const slot = await slots.prepareStoredSlot(companyId, principal, before, now, found);
     assertCustomerChoice(before, customer);
     // A hold without a customer gets one here; it is found or created before the locks, so the
     // customer's lock is taken with the others and their limits cannot be raced.
@@ -138,9 +139,9 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
     /** IN → RS. allowPaddingOverflow and ignoreExternalEvents may be chosen again here, and are kept. */
     async reserve(companyId: string, principal: Principal, id: string, body: ReserveRequest) {
       const now = ctx.clock();
-      const before = await readVisible(db, principal, { companyId, id });
+      const { row: before, found } = await slots.readStoredWithTarget(companyId, principal, id);
       refuse('reserve', before, now);
-      const slot = await slots.prepareStoredSlot(companyId, principal, before, now);
+      const slot = await slots.prepareStoredSlot(companyId, principal, before, now, found);
       const check = (row: AppointmentRow) => ({
         companyId,
         customerId: row.customerId,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { InferResult } from 'kysely';
+import type { InferResult, RawBuilder } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
 import { reusableQuery } from '../../platform/database/reusable-query.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
@@ -46,6 +46,16 @@ export interface TargetIds {
 }
 
 /**
+ * A stored appointment's catalog read (booking, reserving or confirming it): its location and
+ * service as its row has them, read by its id in the target statement itself, so the statement can
+ * go in the same exchange as the read of the row (appointments/slot.ts, readStoredWithTarget).
+ * No resources or customer are named, no slot's busy time is read.
+ */
+export interface StoredTargetIds {
+  appointmentId: string;
+}
+
+/**
  * The service's columns a search or a booking reads: the duration and lead-time rules, the limits,
  * the schedule, padding, capacity and round robin. Not its name, description, fees, image, custom
  * fields or timestamps: node-postgres builds a parser per column and parses every column of a row
@@ -80,7 +90,7 @@ export const SERVICE_RULE_COLUMNS = [
 ] as const;
 
 // Aliased, so that inside `target`'s one statement each table is still filtered by its own company_id.
-const locationQuery = (db: Db, companyId: string, id: string) =>
+const locationQuery = (db: Db, companyId: string, id: string | RawBuilder<string>) =>
   db
     .selectFrom('locations as l')
     .select(['l.id', 'l.timezoneName', 'l.weeklyAvailability', 'l.bookingTimerMinutes'])
@@ -88,7 +98,7 @@ const locationQuery = (db: Db, companyId: string, id: string) =>
     .where('l.id', '=', id)
     .where('l.archivedAt', 'is', null);
 
-const bookableResourcesQuery = (db: Db, companyId: string, locationId: string, serviceId: string) =>
+const bookableResourcesQuery = (db: Db, companyId: string, locationId: string | RawBuilder<string>, serviceId: string | RawBuilder<string>) =>
   db
     .selectFrom('resources as r')
     .innerJoin('resourceLocations as rl', (j) => j.onRef('rl.companyId', '=', 'r.companyId').onRef('rl.resourceId', '=', 'r.id'))
@@ -103,13 +113,23 @@ const bookableResourcesQuery = (db: Db, companyId: string, locationId: string, s
 /**
  * The statement of `target` (below), compiled once per shape (platform/database/reusable-query.ts):
  * whether resource ids are named, whether a customer is, whether a machine caller's credential
- * check rides along (platform/auth/credential-check.ts).
+ * check rides along (platform/auth/credential-check.ts), and whether the location and the service
+ * are a stored appointment's (`stored`: read from its row by its id, in the same statement).
  */
 const targetStatement = reusableQuery(
-  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean; busy: boolean }, value) => {
+  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean; busy: boolean; stored: boolean }, value) => {
     const companyId = value<string>('companyId');
-    const locationId = value<string>('locationId');
-    const serviceId = value<string>('serviceId');
+    // A stored appointment's: its row (sa) joined to its service, and its location and service ids from that row.
+    const locationId = shape.stored ? sql<string>`sa.location_id` : value<string>('locationId');
+    const serviceId = shape.stored ? sql<string>`sa.service_id` : value<string>('serviceId');
+    const services = db.selectFrom('services as s');
+    const from = shape.stored
+      ? (db
+          .selectFrom('appointments as sa')
+          .innerJoin('services as s', (j) => j.onRef('s.companyId', '=', 'sa.companyId').onRef('s.id', '=', 'sa.serviceId'))
+          .where('sa.companyId', '=', companyId)
+          .where('sa.id', '=', value<string>('appointmentId')) as unknown as typeof services)
+      : services;
     const location = locationQuery(db, companyId, locationId);
     const bookable = bookableResourcesQuery(db, companyId, locationId, serviceId);
     const liveResources = db
@@ -118,8 +138,7 @@ const targetStatement = reusableQuery(
       .where('o.companyId', '=', companyId)
       .where(sql<boolean>`o.id = any(${value('resourceIds')}::uuid[])`)
       .where('o.archivedAt', 'is', null);
-    return db
-      .selectFrom('services as s')
+    return from
       .select(SERVICE_RULE_COLUMNS.map((column) => `s.${column}` as const))
       .select((eb) => [
         sql<InferResult<typeof location>[number] | null>`(select to_json(t) from (${location}) t)`.as('location'),
@@ -150,7 +169,7 @@ const targetStatement = reusableQuery(
       .where('s.archivedAt', 'is', null)
       .compile();
   },
-  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}:${shape.busy}`,
+  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}:${shape.busy}:${shape.stored}`,
 );
 
 /**
@@ -197,18 +216,18 @@ function catalogReads(db: Db) {
      * back from json as they do from columns. `credentialOf`: a machine caller whose credential
      * check rides along (platform/auth/credential-check.ts); its context comes back as `machineContext`.
      */
-    async target(companyId: string, ids: TargetIds, credentialOf: string | null = null) {
-      const { customerId, slot } = ids;
-      const resources = ids.resourceIds.length > 0;
+    async target(companyId: string, ids: TargetIds | StoredTargetIds, credentialOf: string | null = null, options: { leading?: LeadingStatement } = {}) {
+      const stored = 'appointmentId' in ids;
+      const { customerId, slot } = stored ? { customerId: null, slot: undefined } : ids;
+      const resources = !stored && ids.resourceIds.length > 0;
       const slotBounds = slot ? busyBounds({ from: slot.start, to: slot.end, now: slot.now }) : undefined;
       const [row] = await targetStatement(
         db,
-        { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined },
+        { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined, stored },
         {
           companyId,
-          locationId: ids.locationId,
-          serviceId: ids.serviceId,
-          resourceIds: ids.resourceIds,
+          ...(stored ? { appointmentId: ids.appointmentId } : { locationId: ids.locationId, serviceId: ids.serviceId }),
+          resourceIds: stored ? [] : ids.resourceIds,
           customerId,
           clientId: credentialOf,
           slotEnd: slot?.end,
@@ -216,6 +235,7 @@ function catalogReads(db: Db) {
           slotEndsAfter: slotBounds?.endsAfter,
           now: slot?.now,
         },
+        options,
       );
       if (!row) return undefined;
       const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, committedBusy, ...service } = row;

@@ -45,7 +45,16 @@ export interface TargetRequest {
   missing?: () => Error;
   /** A booking's slot: the named resources' committed busy time it reaches is read along (TargetIds.slot). */
   slot?: { start: Date; end: Date; now: Date } | undefined;
+  /**
+   * The target statement's answer, already read for these ids (a stored appointment's, read in one
+   * exchange with its row: appointments/slot.ts, readStoredWithTarget); its credential check, if it
+   * carried one, is settled here as if it had been read now.
+   */
+  found?: { answer: TargetAnswer } | undefined;
 }
+
+/** What the target statement answers (undefined: the service is not a live record). */
+export type TargetAnswer = Awaited<ReturnType<AvailabilityRepository['target']>>;
 
 /**
  * The records a search or a booking is about, read in one statement (the repository's `target`):
@@ -61,13 +70,15 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
     ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
   ];
-  const found = await repository.target(companyId, {
-    locationId: target.LocationId,
-    serviceId: target.ServiceId,
-    resourceIds: target.ResourceIds,
-    customerId: target.CustomerId ?? null,
-    slot: target.slot,
-  }, pendingCredentialCheck(principal));
+  const found = target.found
+    ? target.found.answer
+    : await repository.target(companyId, {
+        locationId: target.LocationId,
+        serviceId: target.ServiceId,
+        resourceIds: target.ResourceIds,
+        customerId: target.CustomerId ?? null,
+        slot: target.slot,
+      }, pendingCredentialCheck(principal));
   // No row (the service is not a live record): the check stays pending, for the onSend hook.
   if (found) settleCredentialCheck(principal, found.machineContext);
   if (!found?.location) {

@@ -42,9 +42,28 @@ export function reusableQuery<Shape, Values extends Record<string, unknown>, Row
   build: (db: Db, shape: Shape, value: ValueOf) => CompiledQuery<Row>,
   shapeKey: (shape: Shape) => string,
 ): (db: Db, shape: Shape, values: Values, options?: { thenCommit?: boolean; leading?: LeadingStatement | undefined }) => Promise<Row[]> {
+  const statement = reusableStatement<Shape, Values, Row>(build, shapeKey);
+  return async (db, shape, values, options) => {
+    let run = statement(db, shape, values);
+    // The last statement of a transaction may take its commit along, and any statement another
+    // statement in front of it (transaction-control.ts).
+    if (options?.thenCommit) run = thenCommit(run);
+    if (options?.leading) run = withLeading(run, options.leading);
+    return (await db.executeQuery<Row>(run)).rows;
+  };
+}
+
+/**
+ * reusableQuery's compiled statement with the call's values in place, not run: for a statement
+ * sent in front of another (a LeadingStatement, transaction-control.ts), whose rows come back raw.
+ */
+export function reusableStatement<Shape, Values extends Record<string, unknown>, Row>(
+  build: (db: Db, shape: Shape, value: ValueOf) => CompiledQuery<Row>,
+  shapeKey: (shape: Shape) => string,
+): (db: Db, shape: Shape, values: Values) => CompiledQuery<Row> {
   const compiled = new Map<string, CompiledQuery<Row>>();
   const value: ValueOf = <T>(name: string) => new Placeholder(name) as T;
-  return async (db, shape, values, options) => {
+  return (db, shape, values) => {
     const key = shapeKey(shape);
     let query = compiled.get(key);
     if (query) {
@@ -60,11 +79,6 @@ export function reusableQuery<Shape, Values extends Record<string, unknown>, Row
       if (!(parameter.name in values)) throw new Error(`reusableQuery: no value for ${parameter.name}`);
       return values[parameter.name];
     });
-    let run: CompiledQuery<Row> = { ...query, parameters };
-    // The last statement of a transaction may take its commit along, and any statement another
-    // statement in front of it (transaction-control.ts).
-    if (options?.thenCommit) run = thenCommit(run);
-    if (options?.leading) run = withLeading(run, options.leading);
-    return (await db.executeQuery<Row>(run)).rows;
+    return { ...query, parameters };
   };
 }

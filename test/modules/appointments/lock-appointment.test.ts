@@ -28,6 +28,8 @@ after(() => context.close());
 
 const LOCK_STATEMENT = /slotwise_lock_appointment/;
 const ROW_LOCK_READ = /for update/i;
+/** An appointment's read with the catalog read of its location and service behind it (appointments/slot.ts, readStoredWithTarget). */
+const STORED_PAIR = /xmin[\s\S]*from "appointments" as "sa"/;
 
 const machine = (s: Setup): Principal => ({ kind: 'machine', companyId: s.tenant.companyId, clientId: 'lock-appointment-test', scopes: ['write'] });
 
@@ -87,6 +89,54 @@ test('booking a hold sends its locks and row lock as one statement and does not 
   const locks = sent.find((text) => LOCK_STATEMENT.test(text))!;
   assert.match(locks, /appointment_resources/);
   assert.equal(sent.filter((text) => text.includes('appointment_resources') && text.includes('as busy')).length, 1, 'the window is read once');
+});
+
+test('booking and reserving a hold read the row and its location and service in one exchange: three exchanges in all', async () => {
+  const s = await setup(context);
+  // Prepared first (see the test above): a led statement not yet prepared goes in an exchange of its own.
+  for (const day of [dayAhead(17), dayAhead(18)]) assert.equal((await operate(s, (await hold(s, slot(day, '10:00'))).id, 'book', {})).statusCode, 200);
+  for (const day of [dayAhead(19), dayAhead(20)]) assert.equal((await operate(s, (await hold(s, slot(day, '10:00'))).id, 'reserve', {})).statusCode, 200);
+  for (const operation of ['book', 'reserve']) {
+    const held = await hold(s, slot(dayAhead(21), operation === 'book' ? '10:00' : '12:00'));
+    const sent = await queriesDuring(async () => {
+      const answer = await operate(s, held.id, operation, {});
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(json<Appointment>(answer).status, operation === 'book' ? 'BK' : 'RS');
+    });
+    // After the caller's authentication: the row's read, then the catalog read that takes the
+    // location and the service from the row, in one exchange; then the locks with the slot's read;
+    // then the update with the commit.
+    const pair = sent.findIndex((text) => STORED_PAIR.test(text));
+    assert.ok(pair >= 0, `${operation}: ${sent.join('\n---\n')}`);
+    assert.equal(sent.length - pair, 3, `${operation}: ${sent.slice(pair).join('\n---\n')}`);
+    assert.match(sent[pair + 1]!, /slotwise_lock_appointment/);
+  }
+});
+
+test('a plan made stale by a migration: the row and the catalog are read one after the other, and the booking goes through', async () => {
+  // A database of its own: the test changes a column's type, which other tests' statements return.
+  const own = await createTestContext({}, { dedicatedDatabase: true, sharedOwner: true });
+  try {
+    const s = await setup(own);
+    for (const day of [dayAhead(15), dayAhead(16)]) assert.equal((await operate(s, (await hold(s, slot(day, '10:00'))).id, 'book', {})).statusCode, 200);
+    const held = await hold(s, slot(dayAhead(), '10:00'));
+    // The row's read returns notes: a new type makes its prepared plan stale (0A000) on every connection.
+    await sql`alter table appointments alter column notes type varchar(20000)`.execute(own.database.db);
+    const sent = await queriesDuring(async () => {
+      const answer = await operate(s, held.id, 'book', {});
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(json<Appointment>(answer).status, 'BK');
+    });
+    const pairs = sent.filter((text) => STORED_PAIR.test(text));
+    assert.equal(pairs.length, 1, 'the pair went once, and is not sent again');
+    // Then the row alone (readVisible's read), and the catalog read of its location and service by their ids.
+    const after = sent.slice(sent.findIndex((text) => STORED_PAIR.test(text)) + 1);
+    assert.match(after[0]!, /xmin/);
+    assert.doesNotMatch(after[0]!, /"sa"/);
+    assert.match(after[1]!, /from "services" as "s"/);
+  } finally {
+    await own.close();
+  }
 });
 
 test('a read ahead of an unchanged row goes with the locks, and the work is given its answer', async () => {

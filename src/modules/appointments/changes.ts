@@ -12,7 +12,7 @@ import { customerUsage } from '../availability/inputs.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import { customFields, toApi } from './mapper.js';
-import { changeExisting, dailyLimitsKey, emit, lockKeys, readVisible, refuse } from './operation.js';
+import { changeExisting, dailyLimitsKey, emit, lockKeys, refuse } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { problemError } from './problems.js';
 import type { PreparedSlot, SlotChecks } from './slot.js';
@@ -74,7 +74,8 @@ export function createChanges(ctx: BookingContext, slots: SlotChecks) {
     /** BK → RE plus a new BK in the requested slot, linked both ways. */
     async reschedule(companyId: string, principal: Principal, id: string, body: SlotRequest) {
       const now = ctx.clock();
-      const before = await readVisible(db, principal, { companyId, id });
+      // The row and the catalog read of its location and service (with the body's resources) in one exchange.
+      const { row: before, found } = await slots.readStoredWithTarget(companyId, principal, id, body);
       refuse('reschedule', before, now);
       // The creation body is accepted; a CustomerId, when sent, must be the appointment's own.
       if (body.CustomerId !== undefined && body.CustomerId !== before.customerId) {
@@ -86,18 +87,29 @@ export function createChanges(ctx: BookingContext, slots: SlotChecks) {
         checkLeadTime: true,
         now,
         defaultResourceIds: before.resourceIds,
+        found,
+      });
+      const check = (row: AppointmentRow) => ({
+        companyId,
+        customerId: row.customerId,
+        now,
+        exclude: [row.id],
+        countsAsActive: true,
+        checkLeadTime: true,
+        allowPaddingOverflow: body.allowPaddingOverflow ?? row.allowPaddingOverflow,
+        ignoreExternalEvents: body.ignoreExternalEvents ?? row.ignoreExternalEvents,
       });
       return changeExisting(ctx, {
         companyId,
         principal,
         id,
         keys: (row) => lockKeys(companyId, { resources: [...row.resourceIds, ...slot.prepared.resources.map((r) => r.id)], customerId: row.customerId, dailyLimits: dailyLimitsKey(slot.prepared) }),
-        work: async (trx, row) => {
+        // The new slot's check goes with the locks (one exchange); it answers the resources it takes.
+        readAhead: (trx, row, locks) => slots.checkSlot(trx, slot, check(row), locks),
+        work: async (trx, row, checked) => {
           refuse('reschedule', row, now);
-          const allowPaddingOverflow = body.allowPaddingOverflow ?? row.allowPaddingOverflow;
-          const ignoreExternalEvents = body.ignoreExternalEvents ?? row.ignoreExternalEvents;
-          const check = { companyId, customerId: row.customerId, now, exclude: [row.id], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
-          const resourceIds = await slots.checkSlot(trx, slot, check);
+          const { allowPaddingOverflow, ignoreExternalEvents } = check(row);
+          const resourceIds = checked ?? (await slots.checkSlot(trx, slot, check(row)));
           const newId = randomUUID();
           const replaced = await repo.insert(trx, replacement(row, slot, { id: newId, body, allowPaddingOverflow, ignoreExternalEvents }), resourceIds, row.timezoneName);
           // The events in this order: the move, then the new appointment.

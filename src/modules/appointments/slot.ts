@@ -191,13 +191,17 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
    * location and service, in one exchange: the row's read goes in front of the target statement,
    * which takes the location and the service from the row by its id (StoredTargetIds). Outside a
    * transaction each statement has its own snapshot, so the catalog answer counts only when it
-   * is of the row's location and service; otherwise prepareStoredSlot reads it again.
+   * is of the row's location and service; otherwise the slot's preparation reads it again.
+   * `named`: the resources and the customer a body names (a reschedule's), read along as
+   * prepareSlot's catalog read would for that body; the answer then serves only that body.
    */
-  async function readStoredWithTarget(companyId: string, principal: Principal, id: string): Promise<StoredWithTarget> {
+  async function readStoredWithTarget(companyId: string, principal: Principal, id: string, named: Pick<SlotRequest, 'ResourceIds' | 'CustomerId'> = {}): Promise<StoredWithTarget> {
     const lead = appointmentRepository.byIdAhead(db, companyId, id);
     let answer: TargetAnswer;
+    // What prepareSlot's target request names for a body with these ids.
+    const ids = { appointmentId: id, resourceIds: named.ResourceIds ?? [], customerId: named.CustomerId ?? null };
     try {
-      answer = await committed.target(companyId, { appointmentId: id }, pendingCredentialCheck(principal), { leading: lead });
+      answer = await committed.target(companyId, ids, pendingCredentialCheck(principal), { leading: lead });
     } catch (error) {
       // Failed before anything was sent: the row's read never went either.
       if (!lead.settled) throw error;

@@ -49,10 +49,13 @@ export interface TargetIds {
  * A stored appointment's catalog read (booking, reserving or confirming it): its location and
  * service as its row has them, read by its id in the target statement itself, so the statement can
  * go in the same exchange as the read of the row (appointments/slot.ts, readStoredWithTarget).
- * No resources or customer are named, no slot's busy time is read.
+ * No slot's busy time is read.
  */
 export interface StoredTargetIds {
   appointmentId: string;
+  /** Resources and a customer the request names (a reschedule's body), as in TargetIds. */
+  resourceIds: string[];
+  customerId: string | null;
 }
 
 /**
@@ -218,8 +221,9 @@ function catalogReads(db: Db) {
      */
     async target(companyId: string, ids: TargetIds | StoredTargetIds, credentialOf: string | null = null, options: { leading?: LeadingStatement } = {}) {
       const stored = 'appointmentId' in ids;
-      const { customerId, slot } = stored ? { customerId: null, slot: undefined } : ids;
-      const resources = !stored && ids.resourceIds.length > 0;
+      const { customerId } = ids;
+      const slot = stored ? undefined : ids.slot;
+      const resources = ids.resourceIds.length > 0;
       const slotBounds = slot ? busyBounds({ from: slot.start, to: slot.end, now: slot.now }) : undefined;
       const [row] = await targetStatement(
         db,
@@ -227,7 +231,7 @@ function catalogReads(db: Db) {
         {
           companyId,
           ...(stored ? { appointmentId: ids.appointmentId } : { locationId: ids.locationId, serviceId: ids.serviceId }),
-          resourceIds: stored ? [] : ids.resourceIds,
+          resourceIds: ids.resourceIds,
           customerId,
           clientId: credentialOf,
           slotEnd: slot?.end,

@@ -17,7 +17,7 @@ import { changeExisting, readVisible } from '../../../src/modules/appointments/o
 import type { AppointmentRow } from '../../../src/modules/appointments/repository.js';
 import type { Principal } from '../../../src/platform/auth/principal.js';
 import { ApiError } from '../../../src/platform/errors.js';
-import { dayAhead, hold, operate, setup, slot } from './fixtures.js';
+import { create, dayAhead, hold, operate, setup, slot } from './fixtures.js';
 import type { Appointment, Setup } from './fixtures.js';
 
 let context: TestContext;
@@ -111,6 +111,31 @@ test('booking and reserving a hold read the row and its location and service in 
     assert.equal(sent.length - pair, 3, `${operation}: ${sent.slice(pair).join('\n---\n')}`);
     assert.match(sent[pair + 1]!, /slotwise_lock_appointment/);
   }
+});
+
+test('a reschedule reads the row and the catalog (with the resources its body names) in one exchange, and the new slot with the locks', async () => {
+  const s = await setup(context);
+  const reschedule = async (day: string) => {
+    const booked = await create(s, slot(day, '10:00'));
+    return queriesDuring(async () => {
+      const answer = await operate(s, booked.id, 'reschedule', { ...slot(day, '12:00'), ResourceIds: [s.resourceIds[0]] });
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(Date.parse(json<Appointment>(answer).startTime), Date.parse(slot(day, '12:00').Unavailability.startTime));
+    });
+  };
+  // Prepared first (see the first test): a led statement not yet prepared goes in an exchange of its own.
+  await reschedule(dayAhead(22));
+  await reschedule(dayAhead(23));
+  const sent = await reschedule(dayAhead(24));
+  const pair = sent.findIndex((text) => STORED_PAIR.test(text));
+  assert.ok(pair >= 0, sent.join('\n---\n'));
+  // The body's resources are read along: the catalog read checks that they are live records.
+  assert.match(sent[pair]!, /"live_resources"/);
+  assert.doesNotMatch(sent[pair]!, /'\[\]'::json as "live_resources"/);
+  const locks = sent[pair + 1]!;
+  assert.match(locks, /slotwise_lock_appointment/);
+  assert.match(locks, /as busy/, 'the new slot is read behind the locks');
+  assert.equal(sent.slice(pair).filter((text) => text.includes('as busy')).length, 1, 'and only there');
 });
 
 test('a plan made stale by a migration: the row and the catalog are read one after the other, and the booking goes through', async () => {

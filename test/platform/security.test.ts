@@ -5,6 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { queriesDuring } from '../helpers/queries.js';
 import { addMember, createTestContext, json, machineToken } from '../helpers/app.js';
 import type { TestContext } from '../helpers/app.js';
 import { ConfigError, loadConfig } from '../../src/platform/config.js';
@@ -154,6 +156,61 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
     // Booking a hold frees room for the next visitor.
     assert.equal((await book(page, json(second).id, `v-${randomUUID()}@example.com`, '198.51.100.3')).statusCode, 200);
     assert.equal((await hold(page, '11:00', '198.51.100.4')).statusCode, 201);
+  });
+
+  /** The exchange that tries a hold's locks with the count of the company's live public holds behind it. */
+  const LOCKS_WITH_COUNT = /slotwise_try_advisory_xact_locks[\s\S]*"created_via" = /;
+
+  test("a public hold tries its locks and counts the company's live public holds in one exchange", async () => {
+    // Two holds first (another company's): a led statement not yet prepared on the connection goes
+    // in an exchange of its own (platform/database/transaction-control.ts).
+    const warm = await bookingPage();
+    for (const [time, address] of [['09:00', '198.51.100.21'], ['10:00', '198.51.100.22']] as const) assert.equal((await hold(warm, time, address)).statusCode, 201);
+    const page = await bookingPage();
+    const sent = await queriesDuring(async () => {
+      const held = await hold(page, '09:00', '198.51.100.23');
+      assert.equal(held.statusCode, 201, held.body);
+    });
+    const tried = sent.findIndex((text) => text.includes('slotwise_try_advisory_xact_locks'));
+    assert.ok(tried >= 0, sent.join('\n---\n'));
+    assert.equal(sent.filter((text) => text.includes('"created_via" = ')).length, 1, 'counted once');
+    if (process.env.TEST_DATABASE_URL) {
+      // A pool of connections: the hold may get one where the count is not yet prepared, and then
+      // it goes right after the try, in an exchange of its own.
+      assert.match(`${sent[tried]}\n${sent[tried + 1]}`, LOCKS_WITH_COUNT);
+    } else assert.match(sent[tried]!, LOCKS_WITH_COUNT, 'one connection, its statements prepared: one exchange');
+  });
+
+  test('a public hold whose lock is held waits for it and counts the live holds again under every lock (PostgreSQL)', async (t) => {
+    if (!process.env.TEST_DATABASE_URL) {
+      t.skip('TEST_DATABASE_URL is not set: the embedded database has one connection');
+      return;
+    }
+    const page = await bookingPage();
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query('select pg_advisory_lock(hashtextextended($1, 0))', [`${page.tenant.companyId}:public-holds`]);
+      const sent = queriesDuring(async () => {
+        const held = await hold(page, '09:00', '198.51.100.24');
+        assert.equal(held.statusCode, 201, held.body);
+      });
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await admin.query<{ n: string }>("select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()");
+        if (Number(rows[0]!.n) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await admin.query('select pg_advisory_unlock_all()');
+      // The admin connection's own statements are node-postgres calls too: left out.
+      const texts = (await sent).filter((text) => !text.includes('pg_stat_activity') && !text.includes('pg_advisory_unlock_all'));
+      const counts = texts.flatMap((text, i) => (text.includes('"created_via" = ') ? [i] : []));
+      assert.equal(counts.length, 2, `counted again after the wait: ${texts.join('\n---\n')}`);
+      // The second count is made once the rest of the locks are taken (waited for).
+      const waited = texts.findIndex((text) => text.includes('pg_advisory_xact_lock(h)'));
+      assert.ok(waited > counts[0]! && waited < counts[1]!, texts.join('\n---\n'));
+    } finally {
+      await admin.end();
+    }
   });
 
   test("one address's junk does not use up the company's budget: a real visitor still holds", async () => {

@@ -5,6 +5,8 @@ import type { AppointmentsTable } from '../../platform/database/schema.js';
 import { ApiError, notFound, validationError } from '../../platform/errors.js';
 import { assertCredentialChecked } from '../../platform/auth/credential-check.js';
 import type { Db } from '../../platform/database/index.js';
+import { withLeading } from '../../platform/database/transaction-control.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import { appointmentRepository as repo } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import { customFields, toApi } from './mapper.js';
@@ -41,18 +43,27 @@ function withQueryCustomer(query: NewSlotQuery, body: SlotRequest): SlotRequest 
 }
 
 /**
- * A public booking page may hold only so many slots at once (issue 12: a script held a whole
- * day). 429 with Retry-After until the first of them is booked or expires.
+ * The company's live public holds (how many, and when the first expires); `leading` goes in front
+ * of the count in the same exchange (the try of the hold's locks).
  */
-async function assertPublicHoldRoom(trx: Db, companyId: string, cap: number, now: number) {
-  const row = await trx
+async function livePublicHolds(trx: Db, companyId: string, now: number, leading?: LeadingStatement) {
+  const query = trx
     .selectFrom('appointments')
     .select((eb) => [eb.fn.countAll<string>().as('live'), eb.fn.min('expiresAt').as('firstExpiry')])
     .where('companyId', '=', companyId)
     .where('createdVia', '=', 'public')
     // Live holds: the hold rule of domain/appointment-status.ts, in SQL.
     .where(countedUnder([HOLD_STATUS], 'appointments', new Date(now)))
-    .executeTakeFirstOrThrow();
+    .compile();
+  const result = await trx.executeQuery(leading ? withLeading(query, leading) : query);
+  return result.rows[0]!;
+}
+
+/**
+ * A public booking page may hold only so many slots at once (issue 12: a script held a whole
+ * day). 429 with Retry-After until the first of them is booked or expires.
+ */
+function assertPublicHoldRoom(row: { live: string | number; firstExpiry: Date | string | null }, cap: number, now: number) {
   if (Number(row.live) < cap) return;
   const firstExpiry = row.firstExpiry ? new Date(row.firstExpiry).getTime() : now + 60_000;
   const seconds = Math.max(1, Math.ceil((firstExpiry - now) / 1000));
@@ -161,11 +172,20 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
         let resourceIds: string[];
         if (publicHold) {
           // Public holds of a company are counted under a lock of their own, so the cap holds; the
-          // count is read between the locks and the slot's check. Someone holds one of these locks:
-          // when what is committed already fills the slot, refuse now instead of queueing behind
-          // them only to be refused (the fast refusal of issue 11).
-          await repo.lock(trx, [...keys, `${companyId}:public-holds`], { whenContended: async () => void (await slots.checkSlot(trx, slot, check)) });
-          await assertPublicHoldRoom(trx, companyId, ctx.publicHoldsPerCompany!, now);
+          // count is read between the locks and the slot's check, behind the try of every lock in
+          // one exchange. Someone holds one of these locks: when what is committed already fills
+          // the slot, refuse now instead of queueing behind them only to be refused (the fast
+          // refusal of issue 11); else wait for the rest, and count again under all of them.
+          const publicKeys = [...keys, `${companyId}:public-holds`];
+          const tried = repo.tryLocks(publicKeys);
+          let live = await livePublicHolds(trx, companyId, now, tried);
+          const taken = await repo.locksTaken(tried);
+          if (taken >= 0) {
+            await slots.checkSlot(trx, slot, check);
+            await repo.lockRest(trx, publicKeys, taken);
+            live = await livePublicHolds(trx, companyId, now);
+          }
+          assertPublicHoldRoom(live, ctx.publicHoldsPerCompany!, now);
           resourceIds = await slots.checkSlot(trx, slot, check);
         } else {
           // The same, with the locks' first statement and the slot's read in one exchange.

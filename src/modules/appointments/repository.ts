@@ -146,7 +146,7 @@ const apiRow = sql`lateral (select p.id, p.company_id as "companyId", p.location
 const LOCK_APPOINTMENT = 'select row_version as "version", zone as "zone" from slotwise_lock_appointment($1::text[], $2::uuid, $3::uuid)';
 const lockedRow = (row: { version: string; zone: string } | undefined) => (row ? { rowVersion: row.version, timezoneName: row.zone } : null);
 
-/** The try of every lock without waiting (migrations/0006): lock()'s first statement, and tryLocks'. */
+/** The try of every lock without waiting (migrations/0006): tryLocks' statement. */
 const TRY_LOCKS = 'select slotwise_try_advisory_xact_locks($1::text[]) as taken';
 
 /**
@@ -177,26 +177,17 @@ export const appointmentRepository = {
    * transaction-scoped advisory lock per key, taken in the order of the lock ids themselves, so two
    * transactions can never wait on each other in a cycle, on any number of instances.
    */
-  async lock(db: Db, keys: string[], options: { whenContended?: () => Promise<void> } = {}): Promise<void> {
+  async lock(db: Db, keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    const unique = [...new Set(keys)];
-    let taken = 0;
-    if (options.whenContended) {
-      // Without waiting first: a booking that would only be refused must not queue behind the
-      // transaction that is taking its slot (see migrations/0006).
-      const tried = await db.executeQuery(CompiledQuery.raw(TRY_LOCKS, [unique]) as CompiledQuery<{ taken: number }>);
-      taken = Number(tried.rows[0]!.taken);
-      if (taken < 0) return;
-      await options.whenContended();
-    }
-    await appointmentRepository.lockRest(db, unique, taken);
+    await appointmentRepository.lockRest(db, keys, 0);
   },
 
   /**
-   * The first step of lock() with whenContended, as a statement to send in front of the booking's
-   * first read under the locks, in the same exchange (slot.ts, lockAndCheckSlot): it tries every
-   * lock without waiting. Its text is lock()'s own (TRY_LOCKS); it goes unnamed (parsed each time, a
-   * one-line plan) unless lock() has prepared it on the connection (transaction-control.ts, sendPipelined).
+   * Every lock of `keys` tried without waiting (migrations/0006), as a statement to send in front
+   * of the booking's first read under the locks, in the same exchange (slot.ts, lockAndCheckSlot;
+   * new-slot.ts, a public hold's count): a booking that would only be refused must not queue
+   * behind the transaction that is taking its slot. locksTaken reads what it answered, and
+   * lockRest waits for the locks it could not take.
    */
   tryLocks(keys: string[]): LeadingStatement {
     return new LeadingStatement(TRY_LOCKS, [[...new Set(keys)]]);

@@ -294,9 +294,9 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
   }
 
   /**
-   * The booking's advisory locks and checkSlot in one exchange: repository.lock with whenContended
-   * (try every lock without waiting; when one is held, refuse at once if what is committed already
-   * fills the slot, else wait for the rest), where the try goes in front of checkSlot's read
+   * The booking's advisory locks and checkSlot in one exchange: every lock is tried without
+   * waiting (when one is held, refuse at once if what is committed already fills the slot, else
+   * wait for the rest), and the try goes in front of checkSlot's read
    * (platform/database/transaction-control.ts, withLeading). With every lock taken, the read ran
    * after them and saw everything committed before: it is the check. With one held, the read is
    * the fast refusal's, and the check runs again once the rest are taken.

@@ -19,6 +19,9 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  // ajv-formats' uuid also takes a 'urn:uuid:' prefix, which PostgreSQL's uuid type refuses: such
+  // an id passed validation and failed in the database (a 500). The hyphenated form only, either case.
+  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
   ajv.addFormat('iana-timezone', { type: 'string', validate: (value: string) => IANAZone.isValidZone(value) });
   return ajv;
 }

@@ -181,6 +181,52 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
     } else assert.match(sent[tried]!, LOCKS_WITH_COUNT, 'one connection, its statements prepared: one exchange');
   });
 
+  /** Until a session waits for the advisory lock of `key` (pg_locks; bigint keys come as two int4 halves). */
+  async function untilWaitingOn(admin: pg.Client, key: string) {
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await admin.query<{ n: string }>(
+        `select count(*) as n from pg_locks l, (select hashtextextended($1, 0) as h) k
+          where l.locktype = 'advisory' and not l.granted
+            and l.classid::int8 = ((k.h >> 32) & 4294967295) and l.objid::int8 = (k.h & 4294967295)`,
+        [key],
+      );
+      if (Number(rows[0]!.n) > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`no session ever waited on ${key}`);
+  }
+
+  test('public holds committed while a hold waits for the lock count: it is refused at the cap (PostgreSQL)', async (t) => {
+    if (!process.env.TEST_DATABASE_URL) {
+      t.skip('TEST_DATABASE_URL is not set: the embedded database has one connection');
+      return;
+    }
+    const page = await bookingPage();
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    const key = `${page.tenant.companyId}:public-holds`;
+    try {
+      await admin.query('begin');
+      await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+      const waiting = hold(page, '09:00', '198.51.100.25');
+      await untilWaitingOn(admin, key);
+      // PUBLIC_HOLDS_PER_COMPANY=2 live public holds, committed by the transaction the hold waits for.
+      for (const hour of [10, 11]) {
+        const start = new Date(Date.parse(slot(dayAhead(), `${hour}:00`).Unavailability.startTime));
+        await admin.query(
+          `insert into appointments (company_id, id, location_id, service_id, status, start_time, end_time, duration, padding, created_via, expires_at, resource_ids)
+           values ($1, $2, $3, $4, 'IN', $5, $6, 60, 0, 'public', now() + interval '10 minutes', array[$7]::uuid[])`,
+          [page.tenant.companyId, randomUUID(), page.locationId, page.serviceId, start, new Date(start.getTime() + 3_600_000), page.resourceIds[0]],
+        );
+      }
+      await admin.query('commit');
+      assertRefused(await waiting, /already holds 2 slots/);
+    } finally {
+      await admin.query('rollback').catch(() => {});
+      await admin.end();
+    }
+  });
+
   test('a public hold whose lock is held waits for it and counts the live holds again under every lock (PostgreSQL)', async (t) => {
     if (!process.env.TEST_DATABASE_URL) {
       t.skip('TEST_DATABASE_URL is not set: the embedded database has one connection');
@@ -189,17 +235,14 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
     const page = await bookingPage();
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await admin.connect();
+    const key = `${page.tenant.companyId}:public-holds`;
     try {
-      await admin.query('select pg_advisory_lock(hashtextextended($1, 0))', [`${page.tenant.companyId}:public-holds`]);
+      await admin.query('select pg_advisory_lock(hashtextextended($1, 0))', [key]);
       const sent = queriesDuring(async () => {
         const held = await hold(page, '09:00', '198.51.100.24');
         assert.equal(held.statusCode, 201, held.body);
       });
-      for (let i = 0; i < 500; i++) {
-        const { rows } = await admin.query<{ n: string }>("select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()");
-        if (Number(rows[0]!.n) > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await untilWaitingOn(admin, key);
       await admin.query('select pg_advisory_unlock_all()');
       // The admin connection's own statements are node-postgres calls too: left out.
       const texts = (await sent).filter((text) => !text.includes('pg_stat_activity') && !text.includes('pg_advisory_unlock_all'));

@@ -10,7 +10,7 @@ import { leadTimeProblem, limitProblem, resolveDuration } from '../../domain/boo
 import { isResourceRole } from '../catalog/scope.js';
 import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
-import type { PreparedSearch, ServiceRow, TargetAnswer, TargetRequest } from '../availability/target.js';
+import type { FoundTarget, PreparedSearch, ServiceRow, TargetAnswer, TargetRequest } from '../availability/target.js';
 import { appointmentRepository } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
@@ -42,14 +42,14 @@ export interface SlotPreparation {
   /** Read the named resources' committed busy time with the target, for committedFull (new bookings and holds). */
   readCommittedBusy?: boolean;
   /** The target statement's answer, already read (readStoredWithTarget). */
-  found?: { answer: TargetAnswer } | undefined;
+  found?: FoundTarget | undefined;
 }
 
 /** A stored appointment as the caller may see it, with its catalog read in the same exchange (readStoredWithTarget). */
 export interface StoredWithTarget {
   row: AppointmentRow;
   /** The target statement's answer for the row's location and service; undefined when they were not the row's (it changed between the two reads). */
-  found: { answer: TargetAnswer } | undefined;
+  found: FoundTarget | undefined;
 }
 
 /** A slot that passed every check that needs no lock. */
@@ -219,7 +219,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     const row = await appointmentRepository.byIdLed(db, lead);
     if (!row || !visible(principal, row)) throw notFound('Appointment not found');
     const same = answer !== undefined && answer.service.id === row.serviceId && answer.location?.id === row.locationId;
-    return { row, found: same ? { answer } : undefined };
+    return { row, found: same ? { answer, resourceIds: ids.resourceIds, customerId: ids.customerId } : undefined };
   }
 
   /**

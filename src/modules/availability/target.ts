@@ -50,7 +50,22 @@ export interface TargetRequest {
    * exchange with its row: appointments/slot.ts, readStoredWithTarget); its credential check, if it
    * carried one, is settled here as if it had been read now.
    */
-  found?: { answer: TargetAnswer } | undefined;
+  found?: FoundTarget | undefined;
+}
+
+/** A target statement's answer read ahead, with the ids it was read for: it serves only a request naming the same, and no slot. */
+export interface FoundTarget {
+  answer: TargetAnswer;
+  resourceIds: string[];
+  customerId: string | null;
+}
+
+/** Whether a target answer read ahead was read for this request (same named resources and customer, no slot's busy time). */
+function foundFor(target: TargetRequest): TargetAnswer | false {
+  const { found } = target;
+  if (!found || target.slot !== undefined || found.customerId !== (target.CustomerId ?? null)) return false;
+  if (found.resourceIds.length !== target.ResourceIds.length || found.resourceIds.some((id, i) => id !== target.ResourceIds[i])) return false;
+  return found.answer;
 }
 
 /** What the target statement answers (undefined: the service is not a live record). */
@@ -70,8 +85,9 @@ export async function loadTarget(db: Db, repository: TargetReads, companyId: str
     { table: 'resources', ids: target.ResourceIds, location: target.location, path: 'ResourceIds' },
     ...(target.CustomerId ? [{ table: 'customers' as const, ids: [target.CustomerId], location: target.customerIdLocation ?? target.location, path: 'CustomerId', single: true }] : []),
   ];
-  const found = target.found
-    ? target.found.answer
+  const ahead = foundFor(target);
+  const found = ahead !== false
+    ? ahead
     : await repository.target(companyId, {
         locationId: target.LocationId,
         serviceId: target.ServiceId,

@@ -136,6 +136,9 @@ test('a reschedule reads the row and the catalog (with the resources its body na
   assert.match(locks, /slotwise_lock_appointment/);
   assert.match(locks, /as busy/, 'the new slot is read behind the locks');
   assert.equal(sent.slice(pair).filter((text) => text.includes('as busy')).length, 1, 'and only there');
+  assert.equal(sent.filter((text) => text.includes('from "services" as "s"')).length, 0, 'the catalog is not read again');
+  // The pair, the locks with the slot's read, then the writes.
+  assert.ok(sent.length - pair <= 6, sent.slice(pair).join('\n---\n'));
 });
 
 test('a plan made stale by a migration: the row and the catalog are read one after the other, and the booking goes through', async () => {
@@ -152,13 +155,18 @@ test('a plan made stale by a migration: the row and the catalog are read one aft
       assert.equal(answer.statusCode, 200, answer.body);
       assert.equal(json<Appointment>(answer).status, 'BK');
     });
+    // On a pool of connections (PostgreSQL) the booking may get one where the pair was never
+    // prepared, and then nothing is stale: only the embedded database (one connection) is sure to
+    // send the stale pair, and the two reads after it.
     const pairs = sent.filter((text) => STORED_PAIR.test(text));
     assert.equal(pairs.length, 1, 'the pair went once, and is not sent again');
-    // Then the row alone (readVisible's read), and the catalog read of its location and service by their ids.
-    const after = sent.slice(sent.findIndex((text) => STORED_PAIR.test(text)) + 1);
-    assert.match(after[0]!, /xmin/);
-    assert.doesNotMatch(after[0]!, /"sa"/);
-    assert.match(after[1]!, /from "services" as "s"/);
+    if (!process.env.TEST_DATABASE_URL) {
+      // Then the row alone (readVisible's read), and the catalog read of its location and service by their ids.
+      const after = sent.slice(sent.findIndex((text) => STORED_PAIR.test(text)) + 1);
+      assert.match(after[0]!, /xmin/);
+      assert.doesNotMatch(after[0]!, /"sa"/);
+      assert.match(after[1]!, /from "services" as "s"/);
+    }
   } finally {
     await own.close();
   }

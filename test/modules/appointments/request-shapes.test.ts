@@ -79,3 +79,14 @@ test('reschedule with another customer\'s CustomerId is a 400 and changes nothin
   assert.equal(after.status, 'BK');
   assert.equal(after.rescheduledToId, null);
 });
+
+test('an id in another spelling PostgreSQL does not take (urn:uuid:) is a 400 at its field, never a database error', async () => {
+  const s = await setup(context);
+  const date = dayAhead();
+  const urn = `urn:uuid:${s.resourceIds[0]}`;
+  assertBadRequest(await newSlot(s, 'create', {}, { ...slot(date, '09:00'), ResourceIds: [urn] }));
+  assertBadRequest(await newSlot(s, 'create', { CustomerId: `urn:uuid:${s.customerId}` }, slot(date, '10:00')));
+  const booked = await create(s, slot(date, '11:00'));
+  const moved = assertBadRequest(await operate(s, booked.id, 'reschedule', { ...slot(date, '12:00'), ResourceIds: [urn] }));
+  assert.deepEqual(moved.errors.map((e) => e.path), ['ResourceIds.0']);
+});

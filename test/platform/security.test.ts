@@ -196,7 +196,11 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
     throw new Error(`no session ever waited on ${key}`);
   }
 
-  test('public holds committed while a hold waits for the lock count: it is refused at the cap (PostgreSQL)', async (t) => {
+  /**
+   * On PostgreSQL: a booking page, its company's public-holds lock key and a connection of the
+   * test's own to hold it (rolled back and closed afterwards, which frees any lock it holds).
+   */
+  async function withLockHolder(t: { skip: (message: string) => void }, run: (page: Setup, admin: pg.Client, key: string) => Promise<void>) {
     if (!process.env.TEST_DATABASE_URL) {
       t.skip('TEST_DATABASE_URL is not set: the embedded database has one connection');
       return;
@@ -204,8 +208,16 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
     const page = await bookingPage();
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await admin.connect();
-    const key = `${page.tenant.companyId}:public-holds`;
     try {
+      await run(page, admin, `${page.tenant.companyId}:public-holds`);
+    } finally {
+      await admin.query('rollback').catch(() => {});
+      await admin.end();
+    }
+  }
+
+  test('public holds committed while a hold waits for the lock count: it is refused at the cap (PostgreSQL)', (t) =>
+    withLockHolder(t, async (page, admin, key) => {
       await admin.query('begin');
       await admin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
       const waiting = hold(page, '09:00', '198.51.100.25');
@@ -221,22 +233,10 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
       }
       await admin.query('commit');
       assertRefused(await waiting, /already holds 2 slots/);
-    } finally {
-      await admin.query('rollback').catch(() => {});
-      await admin.end();
-    }
-  });
+    }));
 
-  test('a public hold whose lock is held waits for it and counts the live holds again under every lock (PostgreSQL)', async (t) => {
-    if (!process.env.TEST_DATABASE_URL) {
-      t.skip('TEST_DATABASE_URL is not set: the embedded database has one connection');
-      return;
-    }
-    const page = await bookingPage();
-    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await admin.connect();
-    const key = `${page.tenant.companyId}:public-holds`;
-    try {
+  test('a public hold whose lock is held waits for it and counts the live holds again under every lock (PostgreSQL)', (t) =>
+    withLockHolder(t, async (page, admin, key) => {
       await admin.query('select pg_advisory_lock(hashtextextended($1, 0))', [key]);
       const sent = queriesDuring(async () => {
         const held = await hold(page, '09:00', '198.51.100.24');
@@ -251,10 +251,7 @@ describe('the public booking page (item 6 and the public items of 9)', () => {
       // The second count is made once the rest of the locks are taken (waited for).
       const waited = texts.findIndex((text) => text.includes('pg_advisory_xact_lock(h)'));
       assert.ok(waited > counts[0]! && waited < counts[1]!, texts.join('\n---\n'));
-    } finally {
-      await admin.end();
-    }
-  });
+    }));
 
   test("one address's junk does not use up the company's budget: a real visitor still holds", async () => {
     const page = await bookingPage();

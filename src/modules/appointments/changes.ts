@@ -15,6 +15,7 @@ import { customFields, toApi } from './mapper.js';
 import { changeExisting, dailyLimitsKey, emit, lockKeys, refuse } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { problemError } from './problems.js';
+import { existingSlotCheck } from './slot.js';
 import type { PreparedSlot, SlotChecks } from './slot.js';
 import type { SlotRequest, UpdateRequest } from './schemas.js';
 
@@ -89,16 +90,7 @@ export function createChanges(ctx: BookingContext, slots: SlotChecks) {
         defaultResourceIds: before.resourceIds,
         found,
       });
-      const check = (row: AppointmentRow) => ({
-        companyId,
-        customerId: row.customerId,
-        now,
-        exclude: [row.id],
-        countsAsActive: true,
-        checkLeadTime: true,
-        allowPaddingOverflow: body.allowPaddingOverflow ?? row.allowPaddingOverflow,
-        ignoreExternalEvents: body.ignoreExternalEvents ?? row.ignoreExternalEvents,
-      });
+      const check = (row: AppointmentRow) => existingSlotCheck(row, now, { customerId: row.customerId, countsAsActive: true, checkLeadTime: true, choices: body });
       return changeExisting(ctx, {
         companyId,
         principal,

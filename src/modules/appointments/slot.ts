@@ -79,6 +79,28 @@ export interface SlotCheck {
   ignoreExternalEvents: boolean;
 }
 
+/**
+ * The check of an existing appointment's slot (book, reserve, reschedule): the appointment left
+ * out, so it does not compete with itself, and its own padding and external-event choices unless
+ * the request makes them again.
+ */
+export function existingSlotCheck(
+  row: AppointmentRow,
+  now: number,
+  rules: { customerId: string | null; countsAsActive: boolean; checkLeadTime: boolean; choices?: { allowPaddingOverflow?: boolean | undefined; ignoreExternalEvents?: boolean | undefined } },
+): SlotCheck {
+  return {
+    companyId: row.companyId,
+    customerId: rules.customerId,
+    now,
+    exclude: [row.id],
+    countsAsActive: rules.countsAsActive,
+    checkLeadTime: rules.checkLeadTime,
+    allowPaddingOverflow: rules.choices?.allowPaddingOverflow ?? row.allowPaddingOverflow,
+    ignoreExternalEvents: rules.choices?.ignoreExternalEvents ?? row.ignoreExternalEvents,
+  };
+}
+
 /** The requested times against the service's duration rules, the clock and (when asked) lead time. */
 function slotTimes(service: ServiceRow, body: SlotRequest, options: { checkLeadTime: boolean; now: number }) {
   if (!body.Unavailability) {

@@ -9,6 +9,7 @@ import { customFields, toApi } from './mapper.js';
 import { changeExisting, dailyLimitsKey, lockKeys, refuse } from './operation.js';
 import type { BookingContext } from './operation.js';
 import { customerExists, resolveCustomer } from './customers.js';
+import { existingSlotCheck } from './slot.js';
 import type { SlotChecks } from './slot.js';
 import type { BookRequest, CustomFieldValues, ReserveRequest } from './schemas.js';
 
@@ -79,16 +80,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
     // the customer's record stays as it is (findOrCreateCustomer never overwrites) and the
     // appointment sends the customer no message (issue 12).
     const unconfirmed = principal.kind === 'public' && !before.customerId && customer.email !== undefined && (await customerExists(db, companyId, customer.email));
-    const check = (row: AppointmentRow, customerId: string | null) => ({
-      companyId,
-      customerId,
-      now,
-      exclude: [row.id],
-      countsAsActive: true,
-      checkLeadTime: false,
-      allowPaddingOverflow: row.allowPaddingOverflow,
-      ignoreExternalEvents: row.ignoreExternalEvents,
-    });
+    const check = (row: AppointmentRow, customerId: string | null) => existingSlotCheck(row, now, { customerId, countsAsActive: true, checkLeadTime: false });
     return changeExisting(ctx, {
       companyId,
       principal,
@@ -142,16 +134,7 @@ export function createTransitions(ctx: BookingContext, slots: SlotChecks) {
       const { row: before, found } = await slots.readStoredWithTarget(companyId, principal, id);
       refuse('reserve', before, now);
       const slot = await slots.prepareStoredSlot(companyId, principal, before, now, found);
-      const check = (row: AppointmentRow) => ({
-        companyId,
-        customerId: row.customerId,
-        now,
-        exclude: [row.id],
-        countsAsActive: false,
-        checkLeadTime: false,
-        allowPaddingOverflow: body.allowPaddingOverflow ?? row.allowPaddingOverflow,
-        ignoreExternalEvents: body.ignoreExternalEvents ?? row.ignoreExternalEvents,
-      });
+      const check = (row: AppointmentRow) => existingSlotCheck(row, now, { customerId: row.customerId, countsAsActive: false, checkLeadTime: false, choices: body });
       return changeExisting(ctx, {
         companyId,
         principal,

@@ -11,6 +11,8 @@ import { createStatementNamer, isPoolerMismatch, isStalePlan } from '../../src/p
 import { openDatabase } from '../../src/platform/database/index.js';
 import type { DatabaseHandle } from '../../src/platform/database/index.js';
 import { transaction } from '../../src/platform/database/transaction.js';
+import { LeadingStatement, withLeading } from '../../src/platform/database/transaction-control.js';
+import { queriesDuring } from '../helpers/queries.js';
 import { migrate } from '../../src/platform/database/migrate.js';
 import { appointmentRepository } from '../../src/modules/appointments/repository.js';
 import { createDedicatedDatabase, openEmbedded } from '../helpers/app.js';
@@ -125,6 +127,20 @@ describe('on the embedded database (node-postgres over PGlite)', () => {
     });
     assert.deepEqual(inside, [{ a: 1, b: 7, c: 8 }, { a: 2, b: 7, c: 8 }]);
     assert.equal(attempts, 1, 'the text was unnamed after its stale plan, so nothing aborted');
+  });
+
+  test('a plan made stale by a migration in a pipelined pair outside a transaction: the pair goes again and both answer', async () => {
+    const handle = await embedded();
+    const pair = async () => {
+      const lead = new LeadingStatement('select a from t where a >= $1 order by a', [2]);
+      const main = await handle.db.executeQuery(withLeading(sql<Record<string, unknown>>`select * from t where a >= ${1} order by a`.compile(handle.db), lead));
+      return { lead: (await lead.result).rows, main: main.rows };
+    };
+    for (let i = 0; i < 3; i++) assert.deepEqual(await pair(), { lead: [{ a: 2 }], main: [{ a: 1 }, { a: 2 }] });
+    await sql`alter table t add column b int default 7`.execute(handle.db);
+    const sent = await queriesDuring(pair);
+    assert.equal(sent.length, 2, 'the stale pair, then the pair again');
+    assert.deepEqual(await pair(), { lead: [{ a: 2 }], main: [{ a: 1, b: 7 }, { a: 2, b: 7 }] });
   });
 
   test('PGlite failing inside a transaction: the next client ends that transaction and prepares its statements again', async () => {

@@ -15,8 +15,7 @@ import { appointmentRepository } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import type { BusyAppointmentRow } from '../availability/repository.js';
-import { readVisible, visible } from './operation.js';
-import { isPoolerMismatch, isStalePlan } from '../../platform/database/prepared-statements.js';
+import { visible } from './operation.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
 import type { SlotRequest } from './schemas.js';
@@ -225,15 +224,9 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     try {
       answer = await committed.target(companyId, ids, pendingCredentialCheck(principal), { leading: lead });
     } catch (error) {
-      // Failed before anything was sent: the row's read never went either.
+      // Failed before anything was sent: the row's read never went either. (A plan made stale by
+      // a migration was already sent again by the pool wrapper, platform/database/index.ts.)
       if (!lead.settled) throw error;
-      // A plan made stale by a migration, or a pooler that lost the statements: the pool wrapper
-      // has forgotten both names, and runs a lone statement again itself, but not a pipelined
-      // pair outside a transaction (platform/database/index.ts). They go one after the other.
-      if (isStalePlan(error) || isPoolerMismatch(error)) {
-        const row = await readVisible(db, principal, { companyId, id });
-        return { row, found: undefined };
-      }
       // The exchange failed: the row's read failed with it, and its error is the one to answer.
       await appointmentRepository.byIdLed(db, lead);
       throw error;

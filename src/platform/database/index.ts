@@ -87,6 +87,15 @@ function markingErrors(
       let committed = false;
       let commitUncertain = false;
       const send = (args: unknown[]): unknown => (client.query as (...a: unknown[]) => unknown)(...args);
+      /** After a stale plan: these texts are unnamed on this connection. After a pooler mismatch: naming stops. */
+      const forgetOrStopNaming = (error: unknown, texts: string[]) => {
+        if (!namer) return;
+        if (isStalePlan(error)) for (const t of texts) namer.forget(client, t);
+        else {
+          namer.disable();
+          onNamingStopped?.(error);
+        }
+      };
       // pg's query() has a dozen overloads; the wrapper passes every call through unchanged (but
       // for the name), which TypeScript cannot express over overloads, hence the casts.
       const query = (...args: unknown[]): unknown => {
@@ -148,7 +157,22 @@ function markingErrors(
           const begin = beginDeferred;
           beginDeferred = false;
           leadName = namer && leadValues.length > 0 ? namer.nameFor(client, leading.text) : undefined;
-          sent = sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leadValues, name: leadName }, { text, values: sendable, name }, { begin, commit: commitAlong }).then(
+          const pair = (mainName: string | undefined) =>
+            sendPipelined(client as unknown as pg.Client, { text: leading.text, values: leadValues, name: leadName }, { text, values: sendable, name: mainName }, { begin, commit: commitAlong });
+          let answered = pair(name);
+          // Outside a transaction, a stale plan or a pooler that lost the statements aborted
+          // nothing: the pair goes again with their names forgotten (or naming off), as a lone
+          // statement does below. Inside one, transaction.ts runs the whole transaction again.
+          if (!inTransaction && namer && (name || leadName)) {
+            answered = answered.catch((error: unknown) => {
+              if (!isStalePlan(error) && !isPoolerMismatch(error)) return Promise.reject(error);
+              forgetOrStopNaming(error, [text, leading.text]);
+              // Unnamed this once (each is parsed again); their next use names them again.
+              leadName = undefined;
+              return pair(undefined);
+            });
+          }
+          sent = answered.then(
             (results) => {
               leading.resolve(results.lead);
               return results.main;
@@ -180,14 +204,9 @@ function markingErrors(
         return (sent as Promise<unknown>).catch((error: unknown) => {
           if ((name || leadName) && namer && (isStalePlan(error) || isPoolerMismatch(error))) {
             // Either statement of a pipelined exchange may be the stale one: both are forgotten.
-            if (isStalePlan(error)) {
-              namer.forget(client, text);
-              if (leading) namer.forget(client, leading.text);
-            } else {
-              namer.disable();
-              onNamingStopped?.(error);
-            }
-            // Inside a transaction the statement aborted it: platform/database/transaction.ts runs it again.
+            forgetOrStopNaming(error, leading ? [text, leading.text] : [text]);
+            // Inside a transaction the statement aborted it: platform/database/transaction.ts runs it
+            // again. Outside one, a pipelined pair has already gone again (above).
             if (!inTransaction && !leading) return (send(args) as Promise<unknown>).catch((again: unknown) => Promise.reject(markFromDatabase(again)));
           }
           return Promise.reject(markFromDatabase(error));

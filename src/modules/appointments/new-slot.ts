@@ -18,7 +18,7 @@ import { createIdempotency, requestHash } from './idempotency.js';
 import type { KeyedRequest } from './idempotency.js';
 import { resolveCustomer } from './customers.js';
 import { slotUnavailable } from './problems.js';
-import type { PreparedSlot, SlotCheck, SlotChecks, SlotPreparation, SlotRules } from './slot.js';
+import type { PreparedSlot, SlotChecks } from './slot.js';
 import type { NewSlotQuery, SlotRequest } from './schemas.js';
 import { countedUnder } from '../availability/status-filter.js';
 import { HOLD_STATUS } from '../../domain/appointment-status.js';
@@ -140,66 +140,17 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
     const keyed: KeyedRequest = { companyId, key: request.idempotencyKey, hash: requestHash({ kind, principal, query, body }) };
     const earlier = await replayOf(principal, keyed);
     if (earlier) return earlier;
-    const preparation: SlotPreparation = {
+    const slot = await slots.prepareSlot(companyId, principal, {
       target: { locationId: query.LocationId, serviceId: query.ServiceId, idsFrom: 'query' },
       body,
       checkLeadTime: true,
       now,
       customerIdLocation: request.body.CustomerId === undefined && query.CustomerId !== undefined ? 'query' : 'body',
-    };
-    const publicHold = kind === 'hold' && principal.kind === 'public' && ctx.publicHoldsPerCompany !== undefined;
-    /** The check of the prepared slot and its lock keys. */
-    const rulesFor = (customerId: string | null): SlotRules => (slot) => {
-      const { prepared } = slot;
-      const check: SlotCheck = {
-        companyId,
-        customerId,
-        now,
-        exclude: [],
-        countsAsActive: true,
-        checkLeadTime: true,
-        allowPaddingOverflow: body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow,
-        ignoreExternalEvents: body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents,
-      };
-      return { check, keys: lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) }) };
-    };
-    let created: AppointmentRow | undefined;
-    /** The new row, its resources and its event in one statement (with the commit, without an Idempotency-Key). */
-    const insertNew = async (trx: Db, slot: PreparedSlot, check: SlotCheck, resourceIds: string[]) => {
-      const id = randomUUID();
-      const { allowPaddingOverflow, ignoreExternalEvents, customerId } = check;
-      const row = newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents });
-      const answer: AppointmentRow = { ...row, timezoneName: slot.prepared.location.timezoneName, resourceIds: [...resourceIds].sort() };
-      // The event goes in with the appointment: one statement for the row, its resources and the
-      // outbox. Without an Idempotency-Key it is the transaction's last statement, and the commit
-      // goes with it (with one, idempotent() stores the answer after it).
-      created = await repo.insert(trx, row, resourceIds, answer.timezoneName, kind === 'create' ? eventsOf(answer, ['NEW_APPOINTMENT']) : [], {
-        lastInTransaction: !keyed.key,
-      });
-      return toApi(created);
-    };
-
-    // Two exchanges instead of three when an earlier booking here left a basis to guess from
-    // (slot.ts, guessSlot): for a request that names its resources, whose customer needs no read
-    // (CustomerId, or a hold without one), without an Idempotency-Key (whose row is written first,
-    // before the credential check that the catalog read carries could settle) and not a public
-    // hold (counted under a lock of its own).
-    const customerNamed = body.CustomerId !== undefined;
-    const guessable = !keyed.key && !publicHold && (customerNamed || (kind === 'hold' && !body.email && !body.name));
-    const guess = guessable ? slots.guessSlot(companyId, { locationId: query.LocationId, serviceId: query.ServiceId, body, now, customerId: body.CustomerId ?? null }) : undefined;
-    if (guess) {
-      const result = await bookingTransaction(db, async (trx) => {
-        created = undefined;
-        const customerId = body.CustomerId ?? null;
-        const { slot, check, resourceIds } = await slots.guessedLockAndCheck(trx, companyId, principal, preparation, guess, rulesFor(customerId));
-        assertCredentialChecked(principal);
-        return insertNew(trx, slot, check, resourceIds);
-      });
-      if (created) await touchChanged(ctx.touch, [created]);
-      return { appointment: result, replayed: false };
-    }
-
-    const slot = await slots.prepareSlot(companyId, principal, { ...preparation, readCommittedBusy: true });
+      readCommittedBusy: true,
+    });
+    const { prepared } = slot;
+    const allowPaddingOverflow = body.allowPaddingOverflow ?? prepared.service.allowPaddingOverflow;
+    const ignoreExternalEvents = body.ignoreExternalEvents ?? prepared.service.ignoreExternalEvents;
     // Before any transaction or lock: a slot that committed appointments already fill is refused
     // with one indexed read, so a crowd after a hot slot is turned away at once (issue 11).
     // A retry of this very request may be what fills it: the first attempt committed after the
@@ -210,11 +161,14 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
       throw slotUnavailable();
     }
     assertCredentialChecked(principal);
+    let created: AppointmentRow | undefined;
     const result = await bookingTransaction(db, async (trx) => {
       created = undefined;
       return idempotent(trx, keyed, async () => {
         const customerId = await resolveCustomer(trx, companyId, body, kind === 'create');
-        const { check, keys } = rulesFor(customerId)(slot);
+        const publicHold = kind === 'hold' && principal.kind === 'public' && ctx.publicHoldsPerCompany !== undefined;
+        const check = { companyId, customerId, now, exclude: [], countsAsActive: true, checkLeadTime: true, allowPaddingOverflow, ignoreExternalEvents };
+        const keys = lockKeys(companyId, { resources: prepared.resources.map((r) => r.id), customerId, dailyLimits: dailyLimitsKey(prepared) });
         let resourceIds: string[];
         if (publicHold) {
           // Public holds of a company are counted under a lock of their own, so the cap holds; the
@@ -237,7 +191,16 @@ export function createNewSlotOperations(ctx: BookingContext & { publicHoldsPerCo
           // The same, with the locks' first statement and the slot's read in one exchange.
           resourceIds = await slots.lockAndCheckSlot(trx, keys, slot, check);
         }
-        return insertNew(trx, slot, check, resourceIds);
+        const id = randomUUID();
+        const row = newAppointment(kind, principal, slot, { companyId, id, customerId, body, now, allowPaddingOverflow, ignoreExternalEvents });
+        const answer: AppointmentRow = { ...row, timezoneName: prepared.location.timezoneName, resourceIds: [...resourceIds].sort() };
+        // The event goes in with the appointment: one statement for the row, its resources and the
+        // outbox. Without an Idempotency-Key it is the transaction's last statement, and the commit
+        // goes with it (with one, idempotent() stores the answer after it).
+        created = await repo.insert(trx, row, resourceIds, answer.timezoneName, kind === 'create' ? eventsOf(answer, ['NEW_APPOINTMENT']) : [], {
+          lastInTransaction: !keyed.key,
+        });
+        return toApi(created);
       });
     });
     if (created) await touchChanged(ctx.touch, [created]);

@@ -8,15 +8,14 @@ import { computeAvailability, slotOccupancy } from '../../domain/availability.js
 import type { ActiveAppointment, AvailabilityInput, RoundRobin } from '../../domain/availability.js';
 import { leadTimeProblem, limitProblem, resolveDuration } from '../../domain/booking.js';
 import { isResourceRole } from '../catalog/scope.js';
-import { assembleEngineInputs, engineInput, engineWindowPlan, loadEngineInputs, sameWindowRead, windowBasis } from '../availability/inputs.js';
-import type { EngineInputs, EngineWindowPlan } from '../availability/inputs.js';
+import { engineInput, loadEngineInputs } from '../availability/inputs.js';
 import { assertTargetOpen, loadTarget, namedResources } from '../availability/target.js';
 import type { FoundTarget, PreparedSearch, ServiceRow, TargetAnswer, TargetRequest } from '../availability/target.js';
 import { appointmentRepository } from './repository.js';
 import type { AppointmentRow } from './repository.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import type { BusyAppointmentRow } from '../availability/repository.js';
-import { lockKeys, visible } from './operation.js';
+import { visible } from './operation.js';
 import type { BookingContext, BookingReads } from './operation.js';
 import { NEVER_OPEN, NEVER_OPEN_HINT, problemError, slotUnavailable } from './problems.js';
 import type { SlotRequest } from './schemas.js';
@@ -164,57 +163,16 @@ async function committedFull(reads: Pick<BookingReads, 'busyAppointmentsOfResour
   return slot.mode === 'all' ? resources.some((r) => full(r.id)) : resources.every((r) => full(r.id));
 }
 
-/**
- * What a booking remembers of a location and service it prepared a slot for, so that the next one
- * there can guess its window read before its catalog read answers (guessSlot).
- */
-interface RememberedBasis {
-  zone: string;
-  balanced: boolean;
-  dailyLimits: boolean;
-  allocation: boolean;
-}
-
-/**
- * Locations and services remembered per process, the least recently prepared dropped first: a
- * guess is only a guess (each is checked against the catalog read it rides with), so what this
- * keeps changes how many exchanges a booking takes, never what it answers.
- */
-export const MAX_REMEMBERED_BASES = 10_000;
-
-/** A new booking's window read and lock keys, made from the request and a remembered basis (guessSlot). */
-export interface SlotGuess {
-  plan: EngineWindowPlan;
-  keys: string[];
-}
-
-/** The check of a prepared slot and the keys it locks (a new booking's rules, new-slot.ts). */
-export type SlotRules = (slot: PreparedSlot) => { check: SlotCheck; keys: string[] };
-
 export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
   const { db } = ctx;
   const committed = ctx.reads(db);
-  const bases = new Map<string, RememberedBasis>();
-
-  function rememberBasis(companyId: string, prepared: PreparedSearch) {
-    const { location, service } = prepared;
-    const key = `${companyId}:${location.id}:${service.id}`;
-    bases.delete(key);
-    if (bases.size >= MAX_REMEMBERED_BASES) bases.delete(bases.keys().next().value!);
-    bases.set(key, {
-      zone: prepared.zone,
-      balanced: service.roundRobin === 'BALANCED',
-      dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
-      allocation: service.availabilityType === 'allocation',
-    });
-  }
 
   /**
    * Everything about a requested slot that can be checked before taking locks: ids are the
    * company's, the service is offered at the location, the resources are linked to both, the caller
    * may book there, the duration rules and the times.
    */
-  async function prepareSlot(companyId: string, principal: Principal, request: SlotPreparation, conn: Db = db): Promise<PreparedSlot> {
+  async function prepareSlot(companyId: string, principal: Principal, request: SlotPreparation): Promise<PreparedSlot> {
     const { target: ids, body } = request;
     const resourceIds = body.ResourceIds ?? request.defaultResourceIds;
     const targetRequest: TargetRequest = {
@@ -228,14 +186,14 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       ...(request.readCommittedBusy ? { slot: requestedSlot(body, request.now) } : {}),
       ...(request.found ? { found: request.found } : {}),
     };
-    const target = await loadTarget(conn, committed, companyId, targetRequest, principal);
+    const target = await loadTarget(db, committed, companyId, targetRequest, principal);
     const { location, service } = target;
     assertTargetOpen(target, { principal, named: { locationId: ids.locationId, serviceId: service.id }, onlineOnly: principal.kind === 'public', requireOffered: ids.idsFrom === 'query' });
     const { startMs, endMs, duration } = slotTimes(service, body, request);
 
     const roundRobin = service.roundRobin;
     const named = resourceIds !== undefined && resourceIds.length > 0;
-    const candidates = named ? await namedResources(conn, companyId, target, resourceIds, 'body') : target.bookable;
+    const candidates = named ? await namedResources(db, companyId, target, resourceIds, 'body') : target.bookable;
     const mode = bookingMode(roundRobin, named);
     if (candidates.length === 0) throw slotUnavailable();
     if (isResourceRole(principal)) {
@@ -245,8 +203,6 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     const zone = location.timezoneName;
     const date = localDateOfMillis(startMs, zone);
     const prepared: PreparedSearch = { location, service, resources: candidates, zone, endDate: date, duration };
-    // What a later booking of this location and service may guess (guessedSlotBasis).
-    rememberBasis(companyId, prepared);
     // Read only for named resources (body.ResourceIds), which are then the candidates.
     return { prepared, mode, roundRobin, startMs, endMs, date, committedBusy: target.committedBusy };
   }
@@ -307,7 +263,7 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
    * committed now. Returns the resources the appointment takes.
    */
   async function checkSlot(trx: Db, slot: PreparedSlot, check: SlotCheck, leading?: LeadingStatement): Promise<string[]> {
-    const { prepared, roundRobin, date } = slot;
+    const { prepared, mode, roundRobin, startMs, date } = slot;
     const inputs = await loadEngineInputs(ctx.reads(trx), check.companyId, prepared, {
       startDate: date,
       roundRobin,
@@ -316,12 +272,6 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
       excludeAppointmentIds: check.exclude,
       leading,
     });
-    return judgeSlot(slot, check, inputs);
-  }
-
-  /** checkSlot's judgement of the slot, on the engine inputs read for it. */
-  function judgeSlot(slot: PreparedSlot, check: SlotCheck, inputs: EngineInputs): string[] {
-    const { prepared, mode, roundRobin, startMs, date } = slot;
     const limit = limitProblem(
       prepared.service,
       mode === 'all' ? prepared.resources : [],
@@ -359,84 +309,6 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
   }
 
   /**
-   * A new booking's guess (issue 18, twentieth pass): the window read and the lock keys its slot
-   * will need, made before its catalog read answers, from the request and what the last booking
-   * of the same location and service prepared (the zone, the round robin, the daily limits). With
-   * a guess, the catalog read (which also tries the locks) and the window read go in one exchange
-   * at the start of the transaction (guessedLockAndCheck): two exchanges a booking where there were
-   * three. Undefined when there is nothing to go on: no resources named, nothing remembered, an
-   * allocation service (its allocations are a read of their own), times that are not times.
-   */
-  function guessSlot(companyId: string, request: { locationId: string; serviceId: string; body: SlotRequest; now: number; customerId: string | null }): SlotGuess | undefined {
-    const { locationId, serviceId, body, now, customerId } = request;
-    const named = body.ResourceIds;
-    if (!named || named.length === 0 || !body.Unavailability) return undefined;
-    const basis = bases.get(`${companyId}:${locationId}:${serviceId}`);
-    if (!basis || basis.allocation) return undefined;
-    const startMs = Date.parse(body.Unavailability.startTime);
-    if (!Number.isFinite(startMs)) return undefined;
-    let date: string;
-    try {
-      date = localDateOfMillis(startMs, basis.zone);
-    } catch {
-      return undefined;
-    }
-    // The candidates as prepareSlot finds them: the named resources in the catalog's order (by id).
-    const resourceIds = [...new Set(named)].sort();
-    const plan = engineWindowPlan(
-      { locationId, serviceId, zone: basis.zone, resourceIds, endDate: date, balanced: basis.balanced, dailyLimits: basis.dailyLimits },
-      { startDate: date, CustomerId: customerId, now, excludeAppointmentIds: [] },
-    );
-    return { plan, keys: lockKeys(companyId, { resources: resourceIds, customerId, dailyLimits: basis.dailyLimits ? serviceId : null }) };
-  }
-
-  /**
-   * A new booking's slot prepared, locked and checked on a guess (guessSlot), in its transaction:
-   * the catalog read, trying the guessed locks as it reads (targetAhead), goes in front of the
-   * guessed window read, in one exchange; the window read runs after the try and sees everything
-   * committed before the locks were granted. Then the slot is prepared from that catalog answer as
-   * prepareSlot prepares it (every 400, 401, 403 as before; they roll the transaction back), and
-   * the window read counts only when the prepared slot would have made the very same read with the
-   * very same locks (sameWindowRead). Otherwise (the catalog changed since the guess was made) the
-   * locks it did not hold are taken, waiting, and the window is read again: an exchange more, the
-   * same answer. With a lock held by another booking, as lockAndCheckSlot: the read is the fast
-   * refusal's, and the check runs again once every lock is taken.
-   */
-  async function guessedLockAndCheck(
-    trx: Db,
-    companyId: string,
-    principal: Principal,
-    preparation: SlotPreparation,
-    guess: SlotGuess,
-    rules: SlotRules,
-  ): Promise<{ slot: PreparedSlot; check: SlotCheck; resourceIds: string[] }> {
-    const reads = ctx.reads(trx);
-    const { body } = preparation;
-    const named = { resourceIds: body.ResourceIds ?? [], customerId: body.CustomerId ?? null };
-    const lead = reads.targetAhead(companyId, { locationId: preparation.target.locationId, serviceId: preparation.target.serviceId, ...named }, pendingCredentialCheck(principal), guess.keys);
-    // Failed, the exchange fails both statements (the transaction is then aborted and rolled back).
-    const rows = await reads.engineWindow(companyId, { ...guess.plan.read, leading: lead });
-    const answer = await reads.targetLed(lead);
-    const slot = await prepareSlot(companyId, principal, { ...preparation, readCommittedBusy: false, found: { answer, ...named } }, trx);
-    const { check, keys } = rules(slot);
-    // A live service was read, so its row tried the locks (the column is never null then).
-    const taken = answer!.locksTaken!;
-    const tried = new Set(guess.keys);
-    const untried = keys.filter((key) => !tried.has(key));
-    const plan = engineWindowPlan(windowBasis(slot.prepared, slot.roundRobin), { startDate: slot.date, CustomerId: check.customerId, now: check.now, excludeAppointmentIds: check.exclude });
-    if (untried.length === 0 && slot.prepared.service.availabilityType !== 'allocation' && sameWindowRead(plan, guess.plan)) {
-      const resourceIds = judgeSlot(slot, check, assembleEngineInputs(slot.prepared, plan, rows, undefined));
-      if (taken < 0) return { slot, check, resourceIds };
-      await appointmentRepository.lockRest(trx, guess.keys, taken);
-      return { slot, check, resourceIds: await checkSlot(trx, slot, check) };
-    }
-    if (taken >= 0) await appointmentRepository.lockRest(trx, guess.keys, taken);
-    // Taken after the others, out of order: a deadlock is possible, and transaction.ts retries it.
-    if (untried.length > 0) await appointmentRepository.lock(trx, untried);
-    return { slot, check, resourceIds: await checkSlot(trx, slot, check) };
-  }
-
-  /**
    * The booking's advisory locks and checkSlot in one exchange: every lock is tried without
    * waiting (when one is held, refuse at once if what is committed already fills the slot, else
    * wait for the rest), and the try goes in front of checkSlot's read
@@ -459,8 +331,6 @@ export function createSlotChecks(ctx: Pick<BookingContext, 'db' | 'reads'>) {
     prepareStoredSlot,
     checkSlot,
     lockAndCheckSlot,
-    guessSlot,
-    guessedLockAndCheck,
     committedFull: (companyId: string, slot: PreparedSlot, now: number) => committedFull(committed, companyId, slot, now),
   };
 }

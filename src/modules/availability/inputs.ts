@@ -5,7 +5,7 @@ import { countsForBookingLimit, countsForLifetimeLimits } from '../../domain/app
 import type { AppointmentStatus } from '../../domain/appointment-status.js';
 import { recurrenceIntervals } from '../../domain/recurrence.js';
 import { addDays, localDateOfMillis, localDayFinder, localToMillis, weekdayIndex } from '../../domain/local-time.js';
-import type { AvailabilityRepository, EngineWindowRequest, EngineWindowRows, PackedBusyRow } from './repository.js';
+import type { AvailabilityRepository, EngineWindowRows, PackedBusyRow } from './repository.js';
 import type { PreparedSearch } from './target.js';
 import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 
@@ -28,127 +28,52 @@ export interface EngineInputRequest {
 }
 
 /**
- * What the engine window's read depends on, of a prepared search: the read it makes (engineWindowPlan)
- * follows from these alone. A booking may guess them before its catalog read answers (a guessed
- * slot, appointments/slot.ts) and compare the guess with the prepared search's own.
- */
-export interface WindowBasis {
-  locationId: string;
-  serviceId: string;
-  zone: string;
-  resourceIds: string[];
-  /** The last local date of the range. */
-  endDate: string;
-  /** BALANCED round robin: whole ISO weeks are read. */
-  balanced: boolean;
-  /** The service has a daily limit: its bookings per day are read. */
-  dailyLimits: boolean;
-}
-
-export function windowBasis(prepared: PreparedSearch, roundRobin?: RoundRobin): WindowBasis {
-  const { location, service, resources, zone, endDate } = prepared;
-  return {
-    locationId: location.id,
-    serviceId: service.id,
-    zone,
-    resourceIds: resources.map((r) => r.id),
-    endDate,
-    balanced: (roundRobin ?? service.roundRobin) === 'BALANCED',
-    dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
-  };
-}
-
-/** The engine window's read for a search or a booking, and the bounds its answer is assembled with. */
-export interface EngineWindowPlan {
-  read: Omit<EngineWindowRequest, 'leading'>;
-  zone: string;
-  balanced: boolean;
-  loadFromDate: string;
-  loadToDate: string;
-  /** The window's bounds in epoch milliseconds. */
-  from: number;
-  to: number;
-}
-
-export function engineWindowPlan(basis: WindowBasis, request: Omit<EngineInputRequest, 'roundRobin' | 'leading'>): EngineWindowPlan {
-  const { zone, balanced } = basis;
-  const { now: nowMs, excludeAppointmentIds = [] } = request;
-  // A day either side of the range (padding, resources in other zones); whole ISO weeks for
-  // BALANCED, which compares the minutes booked in each slot's week.
-  const loadFromDate = balanced
-    ? DateTime.fromISO(addDays(request.startDate, -1), { zone }).startOf('week').toISODate()!
-    : addDays(request.startDate, -1);
-  const loadToDate = balanced ? DateTime.fromISO(addDays(basis.endDate, 1), { zone }).endOf('week').toISODate()! : addDays(basis.endDate, 1);
-  // Epoch milliseconds from the remembered midnights: no zone lookup per search or booking.
-  const from = localToMillis(loadFromDate, '00:00', zone);
-  const to = localToMillis(addDays(loadToDate, 1), '00:00', zone);
-  const read = {
-    scope: { locationIds: [basis.locationId], resourceIds: basis.resourceIds, serviceIds: [basis.serviceId] },
-    from: new Date(from),
-    to: new Date(to),
-    fromDate: loadFromDate,
-    toDate: loadToDate,
-    now: new Date(nowMs),
-    excludeIds: excludeAppointmentIds,
-    customerId: request.CustomerId,
-    dailyLimits: basis.dailyLimits,
-  };
-  return { read, zone, balanced, loadFromDate, loadToDate, from, to };
-}
-
-/** Whether two plans make the same read (a guessed slot's window read serves only the plan it was made for). */
-export function sameWindowRead(a: EngineWindowPlan, b: EngineWindowPlan): boolean {
-  const x = a.read;
-  const y = b.read;
-  const sameList = (p: readonly string[] = [], q: readonly string[] = []) => p.length === q.length && p.every((v, i) => v === q[i]);
-  return (
-    a.zone === b.zone &&
-    a.balanced === b.balanced &&
-    x.from.getTime() === y.from.getTime() &&
-    x.to.getTime() === y.to.getTime() &&
-    x.fromDate === y.fromDate &&
-    x.toDate === y.toDate &&
-    x.now.getTime() === y.now.getTime() &&
-    (x.customerId ?? null) === (y.customerId ?? null) &&
-    x.dailyLimits === y.dailyLimits &&
-    sameList(x.excludeIds, y.excludeIds) &&
-    sameList(x.scope.locationIds, y.scope.locationIds) &&
-    sameList(x.scope.resourceIds, y.scope.resourceIds) &&
-    sameList(x.scope.serviceIds, y.scope.serviceIds)
-  );
-}
-
-/**
  * Loads everything the engine needs for a prepared search: busy time, active appointments, daily
  * usage, the customer's usage and allocations. Shared by availability searches and by booking,
  * which runs it inside its transaction and leaves out the appointment being changed
  * (`excludeAppointmentIds`), so a hold being booked does not compete with itself.
  */
 export async function loadEngineInputs(repository: EngineReads, companyId: string, prepared: PreparedSearch, request: EngineInputRequest) {
-  const { location, service } = prepared;
-  const plan = engineWindowPlan(windowBasis(prepared, request.roundRobin), request);
+  const { location, service, resources, zone, endDate } = prepared;
+  const { now: nowMs, excludeAppointmentIds = [] } = request;
+  const resourceIds = resources.map((r) => r.id);
+  // A day either side of the range (padding, resources in other zones); whole ISO weeks for
+  // BALANCED, which compares the minutes booked in each slot's week.
+  const balanced = (request.roundRobin ?? service.roundRobin) === 'BALANCED';
+  const loadFromDate = balanced
+    ? DateTime.fromISO(addDays(request.startDate, -1), { zone }).startOf('week').toISODate()!
+    : addDays(request.startDate, -1);
+  const loadToDate = balanced ? DateTime.fromISO(addDays(endDate, 1), { zone }).endOf('week').toISODate()! : addDays(endDate, 1);
+  // Epoch milliseconds from the remembered midnights: no zone lookup per search or booking.
+  const from = localToMillis(loadFromDate, '00:00', zone);
+  const to = localToMillis(addDays(loadToDate, 1), '00:00', zone);
+  const window = { from: new Date(from), to: new Date(to), now: new Date(nowMs), excludeIds: excludeAppointmentIds };
+  const scope = { locationIds: [location.id], resourceIds, serviceIds: [service.id] };
+
   // One statement for the window (engineWindow); allocations, rare, only for allocation services,
   // and after the window's read when a statement leads it (the booking's locks come first).
-  const windowRows = repository.engineWindow(companyId, { ...plan.read, leading: request.leading });
-  const readAllocations = () =>
-    service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, plan.loadFromDate, plan.loadToDate) : Promise.resolve(undefined);
+  const windowRows = repository.engineWindow(companyId, {
+    scope,
+    from: window.from,
+    to: window.to,
+    fromDate: loadFromDate,
+    toDate: loadToDate,
+    now: window.now,
+    excludeIds: excludeAppointmentIds,
+    customerId: request.CustomerId,
+    dailyLimits: service.dailyBookingLimitCount > 0 || service.dailyBookingLimitMinutes > 0,
+    leading: request.leading,
+  });
+  const readAllocations = () => (service.availabilityType === 'allocation' ? repository.allocations(companyId, location.id, service.id, loadFromDate, loadToDate) : Promise.resolve(undefined));
   const [rows, allocations] = request.leading ? [await windowRows, await readAllocations()] : await Promise.all([windowRows, readAllocations()]);
-  return assembleEngineInputs(prepared, plan, rows, allocations);
-}
-
-type AllocationRows = Awaited<ReturnType<AvailabilityRepository['allocations']>>;
-
-/** The engine's inputs from a plan's window read (and the allocations, for an allocation service). */
-export function assembleEngineInputs(prepared: PreparedSearch, plan: EngineWindowPlan, rows: EngineWindowRows, allocations: AllocationRows | undefined) {
-  const { resources } = prepared;
-  const { zone, from, to, loadFromDate, loadToDate } = plan;
   const { holidays } = rows;
+
   const busy = busyIntervals(rows, zone, from, to);
   // External calendar events: the engine drops them when the search or hold says ignoreExternalEvents.
   for (const interval of rows.external) busy.push({ resourceId: interval.resourceId, start: interval.start, end: interval.end, external: true });
-  const { active, weeklyMinutes } = activeAppointments(rows.busy, plan.balanced ? zone : null);
-  const dailyUsage = usagePerDay(rows.serviceBookings, zone, plan.read.from, plan.read.to);
-  const customer = rows.customer ? customerUsage(rows.customer, plan.read.now.getTime()) : undefined;
+  const { active, weeklyMinutes } = activeAppointments(rows.busy, balanced ? zone : null);
+  const dailyUsage = usagePerDay(rows.serviceBookings, zone, window.from, window.to);
+  const customer = rows.customer ? customerUsage(rows.customer, nowMs) : undefined;
 
   const engineResources: EngineResource[] = resources.map((r) => ({
     id: r.id,
@@ -161,7 +86,7 @@ export function assembleEngineInputs(prepared: PreparedSearch, plan: EngineWindo
   return { busy, appointments: active, dailyUsage, weeklyMinutes, customer, engineResources, holidays: holidayDays };
 }
 
-export type EngineInputs = ReturnType<typeof assembleEngineInputs>;
+export type EngineInputs = Awaited<ReturnType<typeof loadEngineInputs>>;
 
 type ClosedTime = Pick<EngineWindowRows, 'blocks' | 'recurring' | 'holidays'>;
 
@@ -268,6 +193,8 @@ export function engineInput(
     ...(options.ignoreExternalEvents !== undefined ? { ignoreExternalEvents: options.ignoreExternalEvents } : {}),
   };
 }
+
+type AllocationRows = Awaited<ReturnType<AvailabilityRepository['allocations']>>;
 
 /**
  * Bookable windows of one resource from allocations that apply to it (its own, or ones without a

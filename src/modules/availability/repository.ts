@@ -1,8 +1,8 @@
-import { createQueryId, sql } from 'kysely';
-import type { CompiledQuery, InferResult, RawBuilder } from 'kysely';
+import { sql } from 'kysely';
+import type { InferResult, RawBuilder } from 'kysely';
 import type { Db } from '../../platform/database/index.js';
-import { reusableQuery, reusableStatement } from '../../platform/database/reusable-query.js';
-import { LeadingStatement, withLeading } from '../../platform/database/transaction-control.js';
+import { reusableQuery } from '../../platform/database/reusable-query.js';
+import type { LeadingStatement } from '../../platform/database/transaction-control.js';
 import { machineContextColumn } from '../../platform/auth/credential-check.js';
 import type { MachineContext } from '../../platform/auth/credential-check.js';
 import type { RecurringBlocksTable } from '../../platform/database/schema.js';
@@ -116,12 +116,11 @@ const bookableResourcesQuery = (db: Db, companyId: string, locationId: string | 
 /**
  * The statement of `target` (below), compiled once per shape (platform/database/reusable-query.ts):
  * whether resource ids are named, whether a customer is, whether a machine caller's credential
- * check rides along (platform/auth/credential-check.ts), whether the location and the service
- * are a stored appointment's (`stored`: read from its row by its id, in the same statement), and
- * whether the statement also tries a booking's advisory locks (`locks`: targetAhead).
+ * check rides along (platform/auth/credential-check.ts), and whether the location and the service
+ * are a stored appointment's (`stored`: read from its row by its id, in the same statement).
  */
-const targetStatement = reusableStatement(
-  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean; busy: boolean; stored: boolean; locks: boolean }, value) => {
+const targetStatement = reusableQuery(
+  (db: Db, shape: { resources: boolean; customer: boolean; credential: boolean; busy: boolean; stored: boolean }, value) => {
     const companyId = value<string>('companyId');
     // A stored appointment's: its row (sa) joined to its service, and its location and service ids from that row.
     const locationId = shape.stored ? sql<string>`sa.location_id` : value<string>('locationId');
@@ -167,60 +166,14 @@ const targetStatement = reusableStatement(
             })
           : sql<BusyAppointmentRow[] | null>`null`
         ).as('committedBusy'),
-        // tryLocks' function (appointments/repository.ts), evaluated once for the one row: only when
-        // the service is a live record, so a target that is not answers without having tried them.
-        (shape.locks ? sql<number | string | null>`slotwise_try_advisory_xact_locks(${value<string[]>('lockKeys')}::text[])` : sql<number | string | null>`null`).as('locksTaken'),
       ])
       .where('s.companyId', '=', companyId)
       .where('s.id', '=', serviceId)
       .where('s.archivedAt', 'is', null)
       .compile();
   },
-  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}:${shape.busy}:${shape.stored}:${shape.locks}`,
+  (shape) => `${shape.resources}:${shape.customer}:${shape.credential}:${shape.busy}:${shape.stored}`,
 );
-
-type TargetRow = ReturnType<typeof targetStatement> extends CompiledQuery<infer Row> ? Row : never;
-
-/** The target statement's shape and values for these ids (target, targetAhead). */
-function targetRun(companyId: string, ids: TargetIds | StoredTargetIds, credentialOf: string | null, lockKeys: string[] | null) {
-  const stored = 'appointmentId' in ids;
-  const { customerId } = ids;
-  const slot = stored ? undefined : ids.slot;
-  const resources = ids.resourceIds.length > 0;
-  const slotBounds = slot ? busyBounds({ from: slot.start, to: slot.end, now: slot.now }) : undefined;
-  const shape = { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined, stored, locks: lockKeys !== null };
-  const values = {
-    companyId,
-    ...(stored ? { appointmentId: ids.appointmentId } : { locationId: ids.locationId, serviceId: ids.serviceId }),
-    resourceIds: ids.resourceIds,
-    customerId,
-    clientId: credentialOf,
-    slotEnd: slot?.end,
-    slotStartsAfter: slotBounds?.startsAfter,
-    slotEndsAfter: slotBounds?.endsAfter,
-    now: slot?.now,
-    ...(lockKeys !== null ? { lockKeys: [...new Set(lockKeys)] } : {}),
-  };
-  return { shape, values };
-}
-
-/** The target statement's row as `target` answers it (undefined: the service is not a live record). */
-function targetAnswerOf(row: TargetRow | undefined) {
-  if (!row) return undefined;
-  const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, committedBusy, locksTaken, ...service } = row;
-  return {
-    service,
-    location: locationRow,
-    offered,
-    bookable: bookableRows,
-    liveResourceIds: live.map((r) => r.id),
-    liveCustomer,
-    machineContext,
-    committedBusy: committedBusy ?? undefined,
-    /** targetAhead's lock try: -1 when it took every lock, else how many it took before one was held (tryLocks'). */
-    locksTaken: locksTaken === null ? null : Number(locksTaken),
-  };
-}
 
 /**
  * The named resources' busy rows that a booking's slot reaches, as one json column of the target
@@ -267,33 +220,39 @@ function catalogReads(db: Db) {
      * check rides along (platform/auth/credential-check.ts); its context comes back as `machineContext`.
      */
     async target(companyId: string, ids: TargetIds | StoredTargetIds, credentialOf: string | null = null, options: { leading?: LeadingStatement } = {}) {
-      const { shape, values } = targetRun(companyId, ids, credentialOf, null);
-      const statement = targetStatement(db, shape, values);
-      const { rows } = await db.executeQuery(options.leading ? withLeading(statement, options.leading) : statement);
-      return targetAnswerOf(rows[0]);
-    },
-
-    /**
-     * The target statement to send in front of another, in the same exchange (transaction-control.ts,
-     * withLeading), trying a booking's advisory locks as it reads (`lockKeys`, as tryLocks tries
-     * them): a new booking whose window read it leads (appointments/slot.ts, guessed slots). What it
-     * answered is read with targetLed.
-     */
-    targetAhead(companyId: string, ids: TargetIds, credentialOf: string | null, lockKeys: string[]): LeadingStatement {
-      const { shape, values } = targetRun(companyId, { ...ids, slot: undefined }, credentialOf, lockKeys);
-      const { sql: text, parameters } = targetStatement(db, shape, values);
-      return new LeadingStatement(text, [...parameters]);
-    },
-
-    /**
-     * What a targetAhead statement answered, as target answers it: its rows come back as the server
-     * sent them, so they go through the handle's plugins (the CamelCasePlugin) as target's do.
-     */
-    async targetLed(statement: LeadingStatement) {
-      if (!statement.settled) throw new Error('targetAhead was read before a statement carried it (transaction-control.ts, withLeading)');
-      let result = await statement.result;
-      for (const plugin of db.getExecutor().plugins) result = (await plugin.transformResult({ result, queryId: createQueryId() })) as typeof result;
-      return targetAnswerOf(result.rows[0] as TargetRow | undefined);
+      const stored = 'appointmentId' in ids;
+      const { customerId } = ids;
+      const slot = stored ? undefined : ids.slot;
+      const resources = ids.resourceIds.length > 0;
+      const slotBounds = slot ? busyBounds({ from: slot.start, to: slot.end, now: slot.now }) : undefined;
+      const [row] = await targetStatement(
+        db,
+        { resources, customer: customerId !== null, credential: credentialOf !== null, busy: resources && slot !== undefined, stored },
+        {
+          companyId,
+          ...(stored ? { appointmentId: ids.appointmentId } : { locationId: ids.locationId, serviceId: ids.serviceId }),
+          resourceIds: ids.resourceIds,
+          customerId,
+          clientId: credentialOf,
+          slotEnd: slot?.end,
+          slotStartsAfter: slotBounds?.startsAfter,
+          slotEndsAfter: slotBounds?.endsAfter,
+          now: slot?.now,
+        },
+        options,
+      );
+      if (!row) return undefined;
+      const { location: locationRow, offered, bookable: bookableRows, liveResources: live, liveCustomer, machineContext, committedBusy, ...service } = row;
+      return {
+        service,
+        location: locationRow,
+        offered,
+        bookable: bookableRows,
+        liveResourceIds: live.map((r) => r.id),
+        liveCustomer,
+        machineContext,
+        committedBusy: committedBusy ?? undefined,
+      };
     },
 
     resourcesByIds(companyId: string, ids: string[]) {

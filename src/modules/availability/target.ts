@@ -16,7 +16,7 @@ import type { AvailabilityRepository } from './repository.js';
  */
 
 /** The read loadTarget makes. */
-export type TargetReads = Pick<AvailabilityRepository, 'target' | 'targetAhead' | 'targetLed'>;
+export type TargetReads = Pick<AvailabilityRepository, 'target'>;
 
 export type LocationRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['location']>>>;
 export type ServiceRow = NonNullable<Awaited<ReturnType<AvailabilityRepository['service']>>>;

